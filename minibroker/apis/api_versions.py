@@ -1,0 +1,44 @@
+"""ApiVersions (18): the versions of every API this broker implements."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..protocol.messages import ApiVersionsRequest, ApiVersionsResponse
+from .context import RequestContext
+
+API_KEY = 18
+MIN_VERSION, MAX_VERSION = 0, 4
+
+_SOFTWARE_NAME = r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?"
+
+
+def advertised_ranges() -> list[tuple[int, int, int]]:
+    """(api key, min, max) for each implemented API, from the modules' own declarations."""
+    from . import API_MODULES
+
+    return [
+        (key, getattr(module, "ADVERTISED_MIN_VERSION", module.MIN_VERSION), module.MAX_VERSION)
+        for key, module in sorted(API_MODULES.items())
+    ]
+
+
+def _api_keys(version: int) -> list[Any]:
+    return [ApiVersionsResponse.ApiVersion(api_key=k, min_version=lo, max_version=hi) for k, lo, hi in
+            advertised_ranges()]
+
+
+def handle(request: ApiVersionsRequest, ctx: RequestContext) -> ApiVersionsResponse:
+    import re
+
+    if ctx.api_version >= 3:
+        for value in (request.client_software_name, request.client_software_version):
+            if not re.fullmatch(_SOFTWARE_NAME, value or ""):
+                return ApiVersionsResponse(error_code=42, api_keys=[], throttle_time_ms=0)
+    return ApiVersionsResponse(error_code=0, api_keys=_api_keys(ctx.api_version), throttle_time_ms=0)
+
+
+def unsupported_version_response() -> ApiVersionsResponse:
+    """The KIP-511 fallback: v0 body, UNSUPPORTED_VERSION, only the ApiVersions range."""
+    entry = ApiVersionsResponse.ApiVersion(api_key=API_KEY, min_version=MIN_VERSION, max_version=MAX_VERSION)
+    return ApiVersionsResponse(error_code=35, api_keys=[entry])

@@ -1,0 +1,23 @@
+"""What a handler knows about the request it serves."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..core.cluster import Cluster, Node
+
+
+@dataclass(slots=True)
+class RequestContext:
+    """The cluster, the node this listener speaks for, and the request header."""
+
+    cluster: Cluster
+    node: Node
+    api_key: int
+    api_version: int
+    correlation_id: int
+    client_id: str | None
+
+
+class CloseConnection(Exception):
+    """Kafka would close this connection (bad header, unsupported version, acks=0 failure)."""

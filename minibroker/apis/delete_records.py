@@ -1,0 +1,38 @@
+"""DeleteRecords (21): move a partition's log start offset forward."""
+
+from __future__ import annotations
+
+from ..protocol.errors import ErrorCode, KafkaError
+from ..protocol.messages import DeleteRecordsRequest, DeleteRecordsResponse
+from .context import RequestContext
+
+API_KEY = 21
+MIN_VERSION, MAX_VERSION = 0, 2
+
+HIGH_WATERMARK = -1
+_Topic = DeleteRecordsResponse.DeleteRecordsTopicResult
+_Partition = _Topic.DeleteRecordsPartitionResult
+
+
+def handle(request: DeleteRecordsRequest, ctx: RequestContext) -> DeleteRecordsResponse:
+    cluster = ctx.cluster
+    topics = []
+    for topic_req in request.topics:
+        partitions = []
+        for part_req in topic_req.partitions:
+            index = part_req.partition_index
+            try:
+                partition = cluster.partition(topic_req.name, index)
+                if partition.leader_id != ctx.node.node_id:
+                    raise KafkaError(ErrorCode.NOT_LEADER_OR_FOLLOWER)
+                log = partition.log
+                offset = log.high_watermark if part_req.offset == HIGH_WATERMARK else part_req.offset
+                if offset < 0 or offset > log.high_watermark:
+                    raise KafkaError(ErrorCode.OFFSET_OUT_OF_RANGE)
+                log.delete_records_before(offset)
+                partitions.append(_Partition(partition_index=index, low_watermark=log.log_start_offset,
+                                             error_code=0))
+            except KafkaError as exc:
+                partitions.append(_Partition(partition_index=index, low_watermark=-1, error_code=exc.code))
+        topics.append(_Topic(name=topic_req.name, partitions=partitions))
+    return DeleteRecordsResponse(throttle_time_ms=0, topics=topics)

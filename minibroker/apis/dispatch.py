@@ -1,0 +1,141 @@
+"""From one request frame to one response frame, without any I/O.
+
+The server hands each frame (without its 4-byte size) to `handle_frame` and
+gets back what to do: send bytes, send nothing, wait for a pending answer,
+or close the connection the way Kafka does.
+"""
+
+from __future__ import annotations
+
+import logging
+import struct
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ..core.cluster import Cluster, Node
+from ..core.pending import Pending
+from ..protocol.errors import KafkaError
+from ..protocol.messages import REQUESTS, RESPONSES
+from . import API_MODULES, api_versions
+from .context import CloseConnection, RequestContext
+
+log = logging.getLogger("minibroker.requests")
+
+_HEADER_FIXED = struct.Struct(">hhih")
+
+
+@dataclass(slots=True)
+class RequestHeader:
+    """The fields of request header v1/v2 that matter to the broker."""
+
+    api_key: int
+    api_version: int
+    correlation_id: int
+    client_id: str | None
+    body_offset: int
+
+
+def _read_uvarint(frame: memoryview, pos: int) -> tuple[int, int]:
+    shift = result = 0
+    while True:
+        if pos >= len(frame):
+            raise CloseConnection("truncated tagged fields in request header")
+        byte = frame[pos]
+        pos += 1
+        result |= (byte & 0x7F) << shift
+        if not byte & 0x80:
+            return result, pos
+        shift += 7
+        if shift > 28:
+            raise CloseConnection("malformed varint in request header")
+
+
+def parse_header(frame: memoryview) -> RequestHeader:
+    """Decode the request header; CloseConnection for unknown APIs or malformed bytes."""
+    if len(frame) < _HEADER_FIXED.size:
+        raise CloseConnection("request shorter than its header")
+    api_key, api_version, correlation_id, client_len = _HEADER_FIXED.unpack_from(frame, 0)
+    pos = _HEADER_FIXED.size
+    client_id = None
+    if client_len >= 0:
+        if pos + client_len > len(frame):
+            raise CloseConnection("client id runs past the end of the request")
+        client_id = bytes(frame[pos : pos + client_len]).decode("utf-8", "replace")
+        pos += client_len
+    module = API_MODULES.get(api_key)
+    if module is None:
+        raise CloseConnection(f"Error parsing request header. Our best guess of the apiKeyId is: {api_key}")
+    request_class = REQUESTS[api_key]
+    if 0 <= api_version <= request_class.max_version and request_class.flexible_version_q(api_version):
+        count, pos = _read_uvarint(frame, pos)
+        for _ in range(count):
+            _tag, pos = _read_uvarint(frame, pos)
+            size, pos = _read_uvarint(frame, pos)
+            pos += size
+        if pos > len(frame):
+            raise CloseConnection("tagged fields run past the end of the request header")
+    return RequestHeader(api_key, api_version, correlation_id, client_id, pos)
+
+
+def encode_response(header: RequestHeader, response: Any, version: int | None = None) -> bytes:
+    """Frame a response: size, correlation id, header tagged fields when flexible, body."""
+    version = header.api_version if version is None else version
+    response_class = RESPONSES[header.api_key]
+    body = response.encode(version=version)
+    # ApiVersions responses always use header v0 so any client can read them (KIP-511).
+    flexible = header.api_key != api_versions.API_KEY and response_class.flexible_version_q(version)
+    head = struct.pack(">ii", len(body) + (5 if flexible else 4), header.correlation_id)
+    return head + (b"\x00" if flexible else b"") + bytes(body)
+
+
+@dataclass(slots=True)
+class Reply:
+    """Send these bytes."""
+
+    data: bytes
+
+
+@dataclass(slots=True)
+class NoReply:
+    """Send nothing (acks=0 produce)."""
+
+
+@dataclass(slots=True)
+class Deferred:
+    """Wait for `pending`, then send `encode(pending.result())`."""
+
+    pending: Pending
+    encode: Callable[[Any], bytes | None]
+
+
+Outcome = Reply | NoReply | Deferred
+
+
+def handle_frame(frame: memoryview, cluster: Cluster, node: Node) -> Outcome:
+    """Handle one request frame; CloseConnection when Kafka would drop the connection."""
+    header = parse_header(frame)
+    module = API_MODULES[header.api_key]
+    if not module.MIN_VERSION <= header.api_version <= module.MAX_VERSION:
+        if header.api_key == api_versions.API_KEY:
+            return Reply(encode_response(header, api_versions.unsupported_version_response(), version=0))
+        raise CloseConnection(
+            f"Received request api key {header.api_key} with version {header.api_version} which is not enabled"
+        )
+    request_class = REQUESTS[header.api_key]
+    try:
+        request = request_class.decode(frame[header.body_offset :], version=header.api_version)
+    except Exception as exc:  # the engine raises assorted errors on malformed bodies
+        raise CloseConnection(f"Error reading request body of api key {header.api_key}: {exc!r}") from exc
+    ctx = RequestContext(cluster, node, header.api_key, header.api_version, header.correlation_id, header.client_id)
+    try:
+        result = module.handle(request, ctx)
+    except KafkaError as exc:
+        if exc.code.name == "INVALID_REQUEST":
+            raise CloseConnection(exc.message or "invalid request") from exc
+        raise
+    if result is None:
+        return NoReply()
+    if isinstance(result, Pending):
+        return Deferred(result, lambda response: None if response is None else encode_response(header, response))
+    return Reply(encode_response(header, result))

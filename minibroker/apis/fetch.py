@@ -1,0 +1,137 @@
+"""Fetch (1): stored batches back to back, with a long poll woken by appends."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..core.cluster import Cluster, Partition
+from ..core.pending import Pending
+from ..protocol.errors import ErrorCode, KafkaError
+from ..protocol.messages import FetchRequest, FetchResponse
+from .context import RequestContext
+
+API_KEY = 1
+MIN_VERSION, MAX_VERSION = 4, 18
+
+_TopicResponse = FetchResponse.FetchableTopicResponse
+_PartitionData = _TopicResponse.PartitionData
+_LeaderIdAndEpoch = _PartitionData.LeaderIdAndEpoch
+_NodeEndpoint = FetchResponse.NodeEndpoint
+
+
+def _resolve(cluster: Cluster, version: int, topic_req: Any) -> tuple[Any, ErrorCode]:
+    if version >= 13:
+        return cluster.topics_by_id.get(topic_req.topic_id), ErrorCode.UNKNOWN_TOPIC_ID
+    return cluster.topics.get(topic_req.topic), ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+
+
+def handle(request: FetchRequest, ctx: RequestContext) -> FetchResponse | Pending:
+    cluster = ctx.cluster
+    version = ctx.api_version
+    if version >= 7 and request.session_id != 0:
+        # We never hand out fetch sessions, so an incremental fetch names an unknown one.
+        return FetchResponse(throttle_time_ms=0, error_code=ErrorCode.FETCH_SESSION_ID_NOT_FOUND,
+                             session_id=0, responses=[], node_endpoints=[])
+    targets: list[tuple[Any, Any, Partition | None, ErrorCode]] = []
+    for topic_req in request.topics:
+        topic, missing = _resolve(cluster, version, topic_req)
+        for part_req in topic_req.partitions:
+            if topic is None or not 0 <= part_req.partition < len(topic.partitions):
+                targets.append((topic_req, part_req, None, missing))
+            else:
+                targets.append((topic_req, part_req, topic.partitions[part_req.partition], ErrorCode.NONE))
+
+    def build() -> FetchResponse:
+        return _build_response(request, ctx, targets)
+
+    if request.max_wait_ms <= 0 or _bytes_ready(ctx, targets) >= max(request.min_bytes, 1):
+        return build()
+    pending = Pending(build, cluster.clock.now_ms() + request.max_wait_ms)
+    needed = max(request.min_bytes, 1) - _bytes_ready(ctx, targets)
+    arrived = [0]
+
+    def on_append(size: int) -> None:
+        arrived[0] += size
+        if arrived[0] >= needed:
+            pending.complete()
+
+    for _topic_req, _part_req, partition, error in targets:
+        if partition is not None and error == ErrorCode.NONE:
+            pending.on_finish(partition.log.watch(on_append))
+    return pending
+
+
+def _bytes_ready(ctx: RequestContext, targets: list[tuple[Any, Any, Partition | None, ErrorCode]]) -> int:
+    total = 0
+    for _topic_req, part_req, partition, error in targets:
+        if partition is None or error != ErrorCode.NONE:
+            return 1 << 30  # an error answers at once
+        if partition.leader_id != ctx.node.node_id:
+            return 1 << 30
+        log = partition.log
+        if not log.log_start_offset <= part_req.fetch_offset <= log.log_end_offset:
+            return 1 << 30
+        total += log.bytes_after(part_req.fetch_offset)
+    return total
+
+
+def _build_response(request: FetchRequest, ctx: RequestContext,
+                    targets: list[tuple[Any, Any, Partition | None, ErrorCode]]) -> FetchResponse:
+    version = ctx.api_version
+    remaining = request.max_bytes if version >= 3 else 2**31 - 1
+    by_topic: dict[int, Any] = {}
+    leaders: set[int] = set()
+    for topic_req, part_req, partition, error in targets:
+        data = _partition_data(ctx, part_req, partition, error, remaining, min_one=remaining == request.max_bytes)
+        remaining -= len(data.records or b"")
+        if data.error_code == ErrorCode.NOT_LEADER_OR_FOLLOWER and partition is not None:
+            leaders.add(partition.leader_id)
+        key = id(topic_req)
+        if key not in by_topic:
+            if version >= 13:
+                by_topic[key] = _TopicResponse(topic_id=topic_req.topic_id, partitions=[])
+            else:
+                by_topic[key] = _TopicResponse(topic=topic_req.topic, partitions=[])
+        by_topic[key].partitions.append(data)
+    node_endpoints = []
+    if version >= 16:
+        for node_id in sorted(leaders):
+            node = ctx.cluster.node(node_id)
+            if node is not None:
+                node_endpoints.append(_NodeEndpoint(node_id=node.node_id, host=node.host, port=node.port,
+                                                    rack=node.rack))
+    return FetchResponse(throttle_time_ms=0, error_code=0, session_id=0, responses=list(by_topic.values()),
+                         node_endpoints=node_endpoints)
+
+
+def _partition_data(ctx: RequestContext, part_req: Any, partition: Partition | None, error: ErrorCode,
+                    remaining: int, min_one: bool) -> Any:
+    index = part_req.partition
+    if partition is None:
+        return _PartitionData(partition_index=index, error_code=error, high_watermark=-1, last_stable_offset=-1,
+                              log_start_offset=-1, aborted_transactions=None, preferred_read_replica=-1,
+                              records=None)
+    log = partition.log
+    code = ErrorCode.NONE
+    extra: dict[str, Any] = {}
+    if partition.leader_id != ctx.node.node_id:
+        code = ErrorCode.NOT_LEADER_OR_FOLLOWER
+        if ctx.api_version >= 12:
+            extra["current_leader"] = _LeaderIdAndEpoch(leader_id=partition.leader_id, leader_epoch=log.leader_epoch)
+    elif part_req.current_leader_epoch > log.leader_epoch:
+        code = ErrorCode.UNKNOWN_LEADER_EPOCH
+    elif 0 <= part_req.current_leader_epoch < log.leader_epoch:
+        code = ErrorCode.FENCED_LEADER_EPOCH
+    batches: list[bytes | bytearray] = []
+    if code == ErrorCode.NONE:
+        try:
+            limit = max(min(part_req.partition_max_bytes, remaining), 0)
+            batches = log.read(part_req.fetch_offset, limit, min_one=min_one)
+        except KafkaError as exc:
+            code = exc.code
+    return _PartitionData(
+        partition_index=index, error_code=code, high_watermark=log.high_watermark,
+        last_stable_offset=log.high_watermark, log_start_offset=log.log_start_offset,
+        aborted_transactions=None, preferred_read_replica=-1,
+        records=b"".join(batches) if batches else (b"" if code == ErrorCode.NONE else None), **extra,
+    )

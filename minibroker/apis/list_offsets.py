@@ -1,0 +1,77 @@
+"""ListOffsets (2): earliest, latest, by timestamp and max timestamp offsets."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..protocol.errors import ErrorCode
+from ..protocol.messages import ListOffsetsRequest, ListOffsetsResponse
+from .context import RequestContext
+
+API_KEY = 2
+MIN_VERSION, MAX_VERSION = 1, 11
+
+LATEST_TIMESTAMP = -1
+EARLIEST_TIMESTAMP = -2
+MAX_TIMESTAMP = -3
+EARLIEST_LOCAL_TIMESTAMP = -4
+LATEST_TIERED_TIMESTAMP = -5
+EARLIEST_PENDING_UPLOAD_TIMESTAMP = -6
+
+_Topic = ListOffsetsResponse.ListOffsetsTopicResponse
+_Partition = _Topic.ListOffsetsPartitionResponse
+
+
+def handle(request: ListOffsetsRequest, ctx: RequestContext) -> ListOffsetsResponse:
+    cluster = ctx.cluster
+    topics = []
+    for topic_req in request.topics:
+        topic = cluster.topics.get(topic_req.name)
+        partitions = []
+        for part_req in topic_req.partitions:
+            if topic is None or not 0 <= part_req.partition_index < len(topic.partitions):
+                partitions.append(_answer(part_req.partition_index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
+                continue
+            partition = topic.partitions[part_req.partition_index]
+            log = partition.log
+            if partition.leader_id != ctx.node.node_id:
+                partitions.append(_answer(part_req.partition_index, ErrorCode.NOT_LEADER_OR_FOLLOWER))
+            elif part_req.current_leader_epoch > log.leader_epoch:
+                partitions.append(_answer(part_req.partition_index, ErrorCode.UNKNOWN_LEADER_EPOCH))
+            elif 0 <= part_req.current_leader_epoch < log.leader_epoch:
+                partitions.append(_answer(part_req.partition_index, ErrorCode.FENCED_LEADER_EPOCH))
+            else:
+                partitions.append(_lookup(part_req, log, ctx.api_version))
+        topics.append(_Topic(name=topic_req.name, partitions=partitions))
+    return ListOffsetsResponse(throttle_time_ms=0, topics=topics)
+
+
+def _answer(index: int, code: ErrorCode, timestamp: int = -1, offset: int = -1, epoch: int = -1) -> Any:
+    return _Partition(partition_index=index, error_code=code, timestamp=timestamp, offset=offset, leader_epoch=epoch)
+
+
+def _lookup(part_req: Any, log: Any, version: int) -> Any:
+    index = part_req.partition_index
+    target = part_req.timestamp
+    epoch = log.leader_epoch
+    # With no transactions open the last stable offset equals the high watermark,
+    # so READ_COMMITTED latest is the same as READ_UNCOMMITTED latest here.
+    if target == LATEST_TIMESTAMP:
+        return _answer(index, ErrorCode.NONE, -1, log.high_watermark, epoch)
+    if target in (EARLIEST_TIMESTAMP, EARLIEST_LOCAL_TIMESTAMP):
+        return _answer(index, ErrorCode.NONE, -1, log.log_start_offset, epoch)
+    if target in (LATEST_TIERED_TIMESTAMP, EARLIEST_PENDING_UPLOAD_TIMESTAMP):
+        # No tiered storage: nothing is or will be uploaded.
+        return _answer(index, ErrorCode.NONE, -1, -1, -1)
+    if target == MAX_TIMESTAMP:
+        found = log.max_timestamp_offset()
+        if found is None:
+            return _answer(index, ErrorCode.NONE, -1, -1, -1)
+        return _answer(index, ErrorCode.NONE, found[1], found[0], epoch)
+    if target < 0:
+        return _answer(index, ErrorCode.UNSUPPORTED_VERSION if target < EARLIEST_PENDING_UPLOAD_TIMESTAMP
+                       else ErrorCode.NONE)
+    found = log.offset_for_timestamp(target)
+    if found is None:
+        return _answer(index, ErrorCode.NONE, -1, -1, -1)
+    return _answer(index, ErrorCode.NONE, found[1], found[0], epoch)

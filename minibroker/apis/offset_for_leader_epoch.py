@@ -1,0 +1,41 @@
+"""OffsetForLeaderEpoch (23): the end offset of a leader epoch, for consumer log validation."""
+
+from __future__ import annotations
+
+from ..protocol.errors import ErrorCode
+from ..protocol.messages import OffsetForLeaderEpochRequest, OffsetForLeaderEpochResponse
+from .context import RequestContext
+
+API_KEY = 23
+MIN_VERSION, MAX_VERSION = 2, 4
+
+_Topic = OffsetForLeaderEpochResponse.OffsetForLeaderTopicResult
+_Partition = _Topic.EpochEndOffset
+
+
+def handle(request: OffsetForLeaderEpochRequest, ctx: RequestContext) -> OffsetForLeaderEpochResponse:
+    cluster = ctx.cluster
+    topics = []
+    for topic_req in request.topics:
+        topic = cluster.topics.get(topic_req.topic)
+        partitions = []
+        for part_req in topic_req.partitions:
+            index = part_req.partition
+            if topic is None or not 0 <= index < len(topic.partitions):
+                partitions.append(_Partition(error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, partition=index))
+                continue
+            partition = topic.partitions[index]
+            log = partition.log
+            if partition.leader_id != ctx.node.node_id:
+                code = ErrorCode.NOT_LEADER_OR_FOLLOWER
+            elif part_req.current_leader_epoch > log.leader_epoch:
+                code = ErrorCode.UNKNOWN_LEADER_EPOCH
+            elif 0 <= part_req.current_leader_epoch < log.leader_epoch:
+                code = ErrorCode.FENCED_LEADER_EPOCH
+            else:
+                epoch, end_offset = log.end_offset_for_epoch(part_req.leader_epoch)
+                partitions.append(_Partition(error_code=0, partition=index, leader_epoch=epoch, end_offset=end_offset))
+                continue
+            partitions.append(_Partition(error_code=code, partition=index))
+        topics.append(_Topic(topic=topic_req.topic, partitions=partitions))
+    return OffsetForLeaderEpochResponse(throttle_time_ms=0, topics=topics)

@@ -1,0 +1,131 @@
+"""Produce (0): validate and append one batch per partition; v14 reports the KIP-1269 window."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..core.cluster import INTERNAL_TOPICS, Partition
+from ..protocol import records
+from ..protocol.errors import ErrorCode, KafkaError, RecordValidationError
+from ..protocol.messages import ProduceRequest, ProduceResponse
+from .context import CloseConnection, RequestContext
+
+API_KEY = 0
+MIN_VERSION, MAX_VERSION = 3, 14
+# Kafka 4 advertises Produce from v0 (KAFKA-18659: older librdkafka turns compression
+# off otherwise) while refusing v0-2 requests, which close the connection.
+ADVERTISED_MIN_VERSION = 0
+DEFAULT_BATCHES_TO_RETAIN = 5
+
+_TopicResponse = ProduceResponse.TopicProduceResponse
+_PartitionResponse = _TopicResponse.PartitionProduceResponse
+_LeaderIdAndEpoch = _PartitionResponse.LeaderIdAndEpoch
+_NodeEndpoint = ProduceResponse.NodeEndpoint
+
+# Errors raised inside the append for which Kafka reports log_start_offset -1.
+_NO_LOG_START = frozenset({
+    ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.MESSAGE_TOO_LARGE,
+    ErrorCode.RECORD_LIST_TOO_LARGE, ErrorCode.CORRUPT_MESSAGE, ErrorCode.KAFKA_STORAGE_ERROR,
+    ErrorCode.UNKNOWN_TOPIC_ID,
+})
+
+
+def _error(index: int, code: ErrorCode, log_start_offset: int = -1, **extra: Any) -> Any:
+    return _PartitionResponse(index=index, error_code=code, base_offset=-1, log_append_time_ms=-1,
+                              log_start_offset=log_start_offset, record_errors=[], error_message=None, **extra)
+
+
+def handle(request: ProduceRequest, ctx: RequestContext) -> ProduceResponse | None:
+    cluster = ctx.cluster
+    version = ctx.api_version
+    whole_request_error = _whole_request_error(request)
+    any_error = False
+    leaders: set[int] = set()
+    topic_responses = []
+    for topic_data in request.topic_data:
+        if version >= 13:
+            topic = cluster.topics_by_id.get(topic_data.topic_id)
+            topic_error = ErrorCode.UNKNOWN_TOPIC_ID
+        else:
+            topic = cluster.topics.get(topic_data.name)
+            topic_error = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+        partition_responses = []
+        for data in topic_data.partition_data:
+            if whole_request_error is not None:
+                response = _error(data.index, whole_request_error)
+            elif topic is None or not 0 <= data.index < len(topic.partitions):
+                response = _error(data.index, topic_error)
+            else:
+                partition = topic.partitions[data.index]
+                response = _produce_partition(partition, data.records, request, ctx)
+                if response.error_code == ErrorCode.NOT_LEADER_OR_FOLLOWER:
+                    leaders.add(partition.leader_id)
+            if version >= 14:
+                response.producer_state_batches_to_retain = (
+                    cluster.topic_config(topic, "producer.state.batches.to.retain") if topic is not None
+                    else DEFAULT_BATCHES_TO_RETAIN
+                )
+            any_error = any_error or response.error_code != 0
+            partition_responses.append(response)
+        if version >= 13:
+            topic_responses.append(_TopicResponse(topic_id=topic_data.topic_id, partition_responses=partition_responses))
+        else:
+            topic_responses.append(_TopicResponse(name=topic_data.name, partition_responses=partition_responses))
+    if request.acks == 0:
+        if any_error:
+            # Kafka closes the connection so an acks=0 producer notices and refreshes metadata.
+            raise CloseConnection("acks=0 produce failed")
+        return None
+    node_endpoints = []
+    if version >= 10:
+        for node_id in sorted(leaders):
+            node = cluster.node(node_id)
+            if node is not None:
+                node_endpoints.append(_NodeEndpoint(node_id=node.node_id, host=node.host, port=node.port,
+                                                    rack=node.rack))
+    return ProduceResponse(responses=topic_responses, throttle_time_ms=0, node_endpoints=node_endpoints)
+
+
+def _whole_request_error(request: ProduceRequest) -> ErrorCode | None:
+    if request.acks not in (-1, 0, 1):
+        return ErrorCode.INVALID_REQUIRED_ACKS
+    return None
+
+
+def _produce_partition(partition: Partition, data: bytes | None, request: ProduceRequest,
+                       ctx: RequestContext) -> Any:
+    index = partition.index
+    log = partition.log
+    if partition.topic.name in INTERNAL_TOPICS and ctx.client_id != "__admin_client":
+        return _error(index, ErrorCode.INVALID_TOPIC_EXCEPTION, log.log_start_offset)
+    if partition.leader_id != ctx.node.node_id:
+        extra = {}
+        if ctx.api_version >= 10:
+            extra["current_leader"] = _LeaderIdAndEpoch(leader_id=partition.leader_id,
+                                                        leader_epoch=log.leader_epoch)
+        return _error(index, ErrorCode.NOT_LEADER_OR_FOLLOWER, **extra)
+    try:
+        if not data:
+            raise KafkaError(ErrorCode.INVALID_RECORD, "Produce request carries no record batch")
+        header = records.read_header(data)
+        if header.magic != 2:
+            raise KafkaError(ErrorCode.INVALID_RECORD, "Produce requests v3+ must use record batch magic 2")
+        if header.compression == records.COMPRESSION_ZSTD and ctx.api_version < 7:
+            raise KafkaError(ErrorCode.UNSUPPORTED_COMPRESSION_TYPE,
+                             "Produce requests with ZStandard compression need version 7 or above")
+        if header.is_transactional and request.transactional_id is None:
+            raise KafkaError(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+        result = ctx.cluster.append(partition, data)
+    except RecordValidationError as exc:
+        return _PartitionResponse(
+            index=index, error_code=exc.code, base_offset=-1, log_append_time_ms=-1,
+            log_start_offset=log.log_start_offset,
+            record_errors=[_PartitionResponse.BatchIndexAndErrorMessage(
+                batch_index=exc.batch_index, batch_index_error_message=exc.message)],
+            error_message=exc.summary,
+        )
+    except KafkaError as exc:
+        return _error(index, exc.code, -1 if exc.code in _NO_LOG_START else log.log_start_offset)
+    return _PartitionResponse(index=index, error_code=0, base_offset=result.base_offset,
+                              log_append_time_ms=result.log_append_time, log_start_offset=result.log_start_offset,
+                              record_errors=[], error_message=None)

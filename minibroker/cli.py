@@ -1,0 +1,75 @@
+"""`minibroker serve`: run a broker from the command line."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import signal
+import sys
+from pathlib import Path
+
+from .core.config import ConfigError, load_properties
+
+
+def _parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="minibroker", description="A Kafka wire-protocol broker")
+    sub = parser.add_subparsers(dest="command", required=True)
+    serve = sub.add_parser("serve", help="run the broker")
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=9092, help="port to listen on; 0 picks a free one")
+    serve.add_argument("--config", type=Path, help="a Kafka-style server.properties file")
+    serve.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                       help="override one config (repeatable)")
+    serve.add_argument("--log-level", default="INFO", help="Python logging level")
+    return parser.parse_args(argv)
+
+
+def _collect_configs(args: argparse.Namespace) -> dict[str, str]:
+    configs: dict[str, str] = {}
+    if args.config is not None:
+        configs.update(load_properties(args.config.read_text()))
+    for item in args.set:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise ConfigError(f"--set expects KEY=VALUE, got {item!r}")
+        configs[key.strip()] = value.strip()
+    return configs
+
+
+async def _serve(args: argparse.Namespace, configs: dict[str, str]) -> None:
+    from .server.broker import Broker
+
+    broker = Broker(host=args.host, port=args.port, config=configs)
+    await broker.start()
+    logging.getLogger("minibroker").info("minibroker listening on %s:%d", args.host, broker.port)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    await stop.wait()
+    await broker.stop()
+    logging.getLogger("minibroker").info("minibroker stopped")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the `minibroker` command."""
+    args = _parse_args(argv)
+    logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        configs = _collect_configs(args)
+        from .core.config import BrokerConfig
+
+        BrokerConfig(configs)  # validate everything before binding
+    except (ConfigError, OSError) as exc:
+        print(f"minibroker: refusing to start: {getattr(exc, 'message', None) or exc}", file=sys.stderr)
+        return 2
+    try:
+        import uvloop
+
+        uvloop.run(_serve(args, configs))
+    except OSError as exc:
+        print(f"minibroker: cannot listen on {args.host}:{args.port}: {exc}", file=sys.stderr)
+        return 1
+    return 0

@@ -1,0 +1,1 @@
+"""Sans-IO broker state: cluster, partition logs, producer state, configs, clock."""

@@ -1,0 +1,166 @@
+"""One partition's log: record batches kept as bytes, in offset order."""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Callable
+
+from ..protocol import records
+from ..protocol.errors import ErrorCode, KafkaError
+
+
+class PartitionLog:
+    """An in-memory log of v2 record batches with Kafka's offset bookkeeping.
+
+    With one replica the high watermark equals the log end offset as soon as
+    an append returns, as on a single-replica Kafka partition.
+    """
+
+    def __init__(self, topic: str, partition: int, leader_epoch: int = 0) -> None:
+        self.topic = topic
+        self.partition = partition
+        self.leader_epoch = leader_epoch
+        # (epoch, start offset) for OffsetForLeaderEpoch, oldest first
+        self.epoch_starts: list[tuple[int, int]] = [(leader_epoch, 0)]
+        self.batches: list[bytes | bytearray] = []
+        self.base_offsets: list[int] = []
+        self.last_offsets: list[int] = []
+        self.max_timestamps: list[int] = []
+        self.log_start_offset = 0
+        self.log_end_offset = 0
+        self.size_bytes = 0
+        self._watchers: list[Callable[[int], None]] = []
+
+    def __repr__(self) -> str:
+        return f"PartitionLog({self.topic}-{self.partition}, {self.log_start_offset}..{self.log_end_offset})"
+
+    @property
+    def high_watermark(self) -> int:
+        return self.log_end_offset
+
+    def watch(self, callback: Callable[[int], None]) -> Callable[[], None]:
+        """Call `callback(appended_bytes)` after every append; returns the unwatch function."""
+        self._watchers.append(callback)
+
+        def unwatch() -> None:
+            if callback in self._watchers:
+                self._watchers.remove(callback)
+
+        return unwatch
+
+    def append(self, batch: bytearray, header: records.BatchHeader) -> int:
+        """Assign offsets to a validated batch, store it, and return its base offset."""
+        base_offset = self.log_end_offset
+        records.patch_base_offset(batch, base_offset, self.leader_epoch)
+        self.batches.append(batch)
+        self.base_offsets.append(base_offset)
+        self.last_offsets.append(base_offset + header.last_offset_delta)
+        self.max_timestamps.append(header.max_timestamp)
+        self.log_end_offset = base_offset + header.last_offset_delta + 1
+        self.size_bytes += len(batch)
+        for watcher in list(self._watchers):
+            watcher(len(batch))
+        return base_offset
+
+    def _first_index_at_or_after(self, offset: int) -> int:
+        """Index of the batch that holds `offset`, or of the first batch after it."""
+        return bisect.bisect_left(self.last_offsets, offset)
+
+    def read(self, offset: int, max_bytes: int, min_one: bool) -> list[bytes | bytearray]:
+        """Whole batches from the one holding `offset`, up to `max_bytes`.
+
+        The first batch is returned even if larger than `max_bytes` when
+        `min_one` is set, so a consumer can always make progress (KIP-74).
+        """
+        if offset < self.log_start_offset or offset > self.log_end_offset:
+            raise KafkaError(ErrorCode.OFFSET_OUT_OF_RANGE)
+        out: list[bytes | bytearray] = []
+        total = 0
+        for index in range(self._first_index_at_or_after(offset), len(self.batches)):
+            batch = self.batches[index]
+            if total + len(batch) > max_bytes and (out or not min_one):
+                break
+            out.append(batch)
+            total += len(batch)
+        return out
+
+    def bytes_after(self, offset: int) -> int:
+        """How many stored bytes lie at or after `offset` (for Fetch min_bytes)."""
+        index = self._first_index_at_or_after(offset)
+        return sum(len(b) for b in self.batches[index:])
+
+    def delete_records_before(self, offset: int) -> None:
+        """Advance the log start offset to `offset` (DeleteRecords, retention)."""
+        if offset > self.log_end_offset:
+            raise KafkaError(ErrorCode.OFFSET_OUT_OF_RANGE)
+        if offset <= self.log_start_offset:
+            return
+        self.log_start_offset = offset
+        # drop batches that lie wholly below the new start
+        keep_from = bisect.bisect_left(self.last_offsets, offset)
+        if keep_from:
+            self.size_bytes -= sum(len(b) for b in self.batches[:keep_from])
+            del self.batches[:keep_from]
+            del self.base_offsets[:keep_from]
+            del self.last_offsets[:keep_from]
+            del self.max_timestamps[:keep_from]
+
+    def truncate_fully(self) -> None:
+        """Empty the log, keeping offsets monotonic."""
+        self.delete_records_before(self.log_end_offset)
+
+    def offset_for_timestamp(self, timestamp: int) -> tuple[int, int] | None:
+        """(offset, timestamp) of the first record with timestamp >= `timestamp`, or None."""
+        for index, max_ts in enumerate(self.max_timestamps):
+            if max_ts < timestamp:
+                continue
+            for record in records.iter_records(self.batches[index]):
+                if record.offset >= self.log_start_offset and self._record_time(index, record) >= timestamp:
+                    return record.offset, self._record_time(index, record)
+        return None
+
+    def _record_time(self, index: int, record: records.Record) -> int:
+        header = records.read_header(self.batches[index])
+        # LogAppendTime batches carry the append time for every record
+        return header.max_timestamp if header.timestamp_type == 1 else record.timestamp
+
+    def max_timestamp_offset(self) -> tuple[int, int] | None:
+        """(offset, timestamp) of the record with the largest timestamp (first one on ties)."""
+        if not self.batches:
+            return None
+        best = max(range(len(self.batches)), key=lambda i: (self.max_timestamps[i], -i))
+        best_ts = self.max_timestamps[best]
+        for record in records.iter_records(self.batches[best]):
+            if self._record_time(best, record) == best_ts and record.offset >= self.log_start_offset:
+                return record.offset, best_ts
+        return self.last_offsets[best], best_ts
+
+    def apply_retention(self, now_ms: int, retention_ms: int, retention_bytes: int) -> None:
+        """Drop the oldest batches past `retention.ms` or beyond `retention.bytes`."""
+        drop = 0
+        if retention_ms >= 0:
+            while drop < len(self.batches) and self.max_timestamps[drop] < now_ms - retention_ms:
+                drop += 1
+        if retention_bytes >= 0:
+            size = self.size_bytes - sum(len(b) for b in self.batches[:drop])
+            while drop < len(self.batches) and size - len(self.batches[drop]) >= retention_bytes:
+                size -= len(self.batches[drop])
+                drop += 1
+        if drop:
+            self.delete_records_before(self.last_offsets[drop - 1] + 1)
+
+    def end_offset_for_epoch(self, epoch: int) -> tuple[int, int]:
+        """(epoch, end offset) as OffsetForLeaderEpoch answers; (-1, -1) if unknown."""
+        if epoch > self.leader_epoch or epoch < 0:
+            return -1, -1
+        for index, (start_epoch, _start) in enumerate(self.epoch_starts):
+            if start_epoch > epoch:
+                if index == 0:
+                    return -1, -1
+                return self.epoch_starts[index - 1][0], self.epoch_starts[index][1]
+        return self.leader_epoch, self.log_end_offset
+
+    def bump_leader_epoch(self) -> None:
+        """A new leader epoch starts at the log end offset."""
+        self.leader_epoch += 1
+        self.epoch_starts.append((self.leader_epoch, self.log_end_offset))

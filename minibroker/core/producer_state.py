@@ -1,0 +1,184 @@
+"""Idempotent producer state per partition, as Kafka's ProducerStateManager keeps it.
+
+Per producer id: the epoch, a FIFO window of the last N batches (N is the
+topic's `producer.state.batches.to.retain`, KIP-1269), the coordinator epoch,
+the last timestamp and the first offset of an open transaction. The rules are
+those of Kafka's ProducerAppendInfo (see reference/broker-semantics.md §4).
+
+A lowered window does not drop anything at once: a producer's window is
+trimmed to the new size at its next append on the partition.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+
+from ..protocol.errors import ErrorCode, KafkaError
+from ..protocol.records import INT32_MAX, BatchHeader, increment_sequence
+
+# One retained batch: last sequence, last offset, offset delta, max timestamp.
+# Packed into the entry's bytearray so a retained batch costs 24 bytes.
+_BATCH = struct.Struct(">iqiq")
+_BATCH_SIZE = _BATCH.size
+
+
+@dataclass(slots=True, frozen=True)
+class BatchMetadata:
+    """A retained batch, unpacked."""
+
+    last_sequence: int
+    last_offset: int
+    offset_delta: int
+    timestamp: int
+
+    @property
+    def first_sequence(self) -> int:
+        return _decrement_sequence(self.last_sequence, self.offset_delta)
+
+    @property
+    def first_offset(self) -> int:
+        return self.last_offset - self.offset_delta
+
+
+def _decrement_sequence(sequence: int, decrement: int) -> int:
+    if sequence < decrement:
+        return INT32_MAX - (decrement - sequence) + 1
+    return sequence - decrement
+
+
+class ProducerStateEntry:
+    """What a partition remembers about one producer id."""
+
+    __slots__ = ("producer_epoch", "coordinator_epoch", "last_timestamp", "current_txn_first_offset", "_batches")
+
+    def __init__(self, producer_epoch: int = -1) -> None:
+        self.producer_epoch = producer_epoch
+        self.coordinator_epoch = -1
+        self.last_timestamp = -1
+        self.current_txn_first_offset: int | None = None
+        self._batches = bytearray()
+
+    @property
+    def batch_count(self) -> int:
+        return len(self._batches) // _BATCH_SIZE
+
+    def batches(self) -> list[BatchMetadata]:
+        """The retained batches, oldest first."""
+        return [BatchMetadata(*fields) for fields in _BATCH.iter_unpack(self._batches)]
+
+    def last_sequence(self) -> int:
+        if not self._batches:
+            return -1
+        return int(_BATCH.unpack_from(self._batches, len(self._batches) - _BATCH_SIZE)[0])
+
+    def find_duplicate(self, epoch: int, first_sequence: int, last_sequence: int) -> BatchMetadata | None:
+        """The retained batch with exactly these sequences at this epoch, if any."""
+        if epoch != self.producer_epoch:
+            return None
+        for fields in _BATCH.iter_unpack(self._batches):
+            batch = BatchMetadata(*fields)
+            if batch.last_sequence == last_sequence and batch.first_sequence == first_sequence:
+                return batch
+        return None
+
+    def add_batch(self, epoch: int, batch: BatchMetadata, window: int) -> None:
+        """Record an appended batch; a new epoch clears the window; the oldest go past `window`."""
+        if epoch != self.producer_epoch:
+            self._batches = bytearray()
+            self.producer_epoch = epoch
+        self._batches += _BATCH.pack(batch.last_sequence, batch.last_offset, batch.offset_delta, batch.timestamp)
+        excess = len(self._batches) - window * _BATCH_SIZE
+        if excess > 0:
+            del self._batches[:excess]
+        self.last_timestamp = batch.timestamp
+
+
+@dataclass(slots=True)
+class AppendCheck:
+    """Outcome of checking a batch against producer state before it is appended."""
+
+    duplicate: BatchMetadata | None = None
+
+
+class ProducerStateManager:
+    """All producer entries of one partition."""
+
+    def __init__(self) -> None:
+        self.producers: dict[int, ProducerStateEntry] = {}
+
+    def check_append(self, header: BatchHeader, topic_partition: str, next_offset: int) -> AppendCheck:
+        """Validate a client batch; KafkaError on a stale epoch, bad sequence or txn misuse.
+
+        Nothing changes here: state moves only in `commit_append`, after the
+        whole append has succeeded.
+        """
+        if not header.has_producer_id:
+            return AppendCheck()
+        pid, epoch, seq = header.producer_id, header.producer_epoch, header.base_sequence
+        entry = self.producers.get(pid)
+        if entry is not None:
+            duplicate = entry.find_duplicate(epoch, seq, header.last_sequence)
+            if duplicate is not None:
+                return AppendCheck(duplicate=duplicate)
+        current_epoch = entry.producer_epoch if entry is not None else -1
+        if epoch < current_epoch:
+            raise KafkaError(
+                ErrorCode.INVALID_PRODUCER_EPOCH,
+                f"Epoch of producer {pid} at offset {next_offset} in {topic_partition} is {epoch}, "
+                f"which is smaller than the last seen epoch {current_epoch}",
+            )
+        if entry is not None and current_epoch != -1:
+            if epoch != current_epoch:
+                if seq != 0:
+                    raise KafkaError(
+                        ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER,
+                        f"Invalid sequence number for new epoch of producer {pid} at offset {next_offset} in "
+                        f"partition {topic_partition}: {epoch} (request epoch), {seq} (seq. number), "
+                        f"{current_epoch} (current producer epoch)",
+                    )
+            else:
+                last_seq = entry.last_sequence()
+                if not (seq == last_seq + 1 or (seq == 0 and last_seq == INT32_MAX)):
+                    raise KafkaError(
+                        ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER,
+                        f"Out of order sequence number for producer {pid} at offset {next_offset} in partition "
+                        f"{topic_partition}: {seq} (incoming seq. number), {last_seq} (current end sequence number)",
+                    )
+        if entry is not None and entry.current_txn_first_offset is not None and not header.is_transactional:
+            raise KafkaError(
+                ErrorCode.INVALID_TXN_STATE,
+                f"Expected transactional write from producer {pid} at offset {next_offset} in partition "
+                f"{topic_partition}",
+            )
+        return AppendCheck()
+
+    def commit_append(self, header: BatchHeader, first_offset: int, timestamp: int, window: int) -> None:
+        """Record a successfully appended batch of an idempotent producer."""
+        if not header.has_producer_id:
+            return
+        entry = self.producers.get(header.producer_id)
+        if entry is None:
+            entry = self.producers[header.producer_id] = ProducerStateEntry()
+        delta = header.last_offset_delta
+        entry.add_batch(
+            header.producer_epoch,
+            BatchMetadata(header.last_sequence, first_offset + delta, delta, timestamp),
+            window,
+        )
+        if header.is_transactional and entry.current_txn_first_offset is None:
+            entry.current_txn_first_offset = first_offset
+
+    def remove_expired(self, now_ms: int, expiration_ms: int) -> list[int]:
+        """Drop producers with no open transaction idle for longer than `expiration_ms` (KIP-854)."""
+        expired = [
+            pid for pid, entry in self.producers.items()
+            if entry.current_txn_first_offset is None and now_ms - entry.last_timestamp >= expiration_ms
+        ]
+        for pid in expired:
+            del self.producers[pid]
+        return expired
+
+    def sequence_after(self, header: BatchHeader) -> int:
+        """The sequence a producer's next batch must carry after `header` (for tests and tools)."""
+        return increment_sequence(header.last_sequence, 1)

@@ -1,0 +1,1 @@
+"""Wire protocol: message classes, headers, error codes and RecordBatch v2 views."""

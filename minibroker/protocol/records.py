@@ -1,0 +1,342 @@
+"""RecordBatch v2: header view, CRC32C check, in-place offset patch, decompression.
+
+Layout (big-endian, 61-byte header):
+baseOffset i64 | batchLength i32 | partitionLeaderEpoch i32 | magic i8 | crc u32 |
+attributes i16 | lastOffsetDelta i32 | baseTimestamp i64 | maxTimestamp i64 |
+producerId i64 | producerEpoch i16 | baseSequence i32 | recordCount i32 | records
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import cramjam
+import crc32c
+
+from .errors import ErrorCode, KafkaError
+
+HEADER_SIZE = 61
+LOG_OVERHEAD = 12  # baseOffset + batchLength
+CRC_START = 21  # attributes onwards is covered by the CRC
+
+_HEADER = struct.Struct(">qiibIhiqqqhii")
+_BASE_OFFSET = struct.Struct(">q")
+_LEADER_EPOCH = struct.Struct(">i")
+_MAX_TIMESTAMP = struct.Struct(">q")
+_ATTRIBUTES = struct.Struct(">h")
+_CRC = struct.Struct(">I")
+
+COMPRESSION_NONE = 0
+COMPRESSION_GZIP = 1
+COMPRESSION_SNAPPY = 2
+COMPRESSION_LZ4 = 3
+COMPRESSION_ZSTD = 4
+COMPRESSION_NAMES = {0: "none", 1: "gzip", 2: "snappy", 3: "lz4", 4: "zstd"}
+
+ATTR_COMPRESSION_MASK = 0x07
+ATTR_TIMESTAMP_TYPE = 0x08
+ATTR_TRANSACTIONAL = 0x10
+ATTR_CONTROL = 0x20
+
+NO_SEQUENCE = -1
+INT32_MAX = 2**31 - 1
+
+
+def increment_sequence(sequence: int, increment: int) -> int:
+    """Sequence + increment, wrapping from 2147483647 to 0 as Kafka does."""
+    if sequence > INT32_MAX - increment:
+        return increment - (INT32_MAX - sequence) - 1
+    return sequence + increment
+
+
+@dataclass(slots=True)
+class BatchHeader:
+    """The decoded 61-byte header of one v2 record batch."""
+
+    base_offset: int
+    batch_length: int
+    partition_leader_epoch: int
+    magic: int
+    crc: int
+    attributes: int
+    last_offset_delta: int
+    base_timestamp: int
+    max_timestamp: int
+    producer_id: int
+    producer_epoch: int
+    base_sequence: int
+    record_count: int
+
+    @property
+    def size_in_bytes(self) -> int:
+        return LOG_OVERHEAD + self.batch_length
+
+    @property
+    def compression(self) -> int:
+        return self.attributes & ATTR_COMPRESSION_MASK
+
+    @property
+    def is_transactional(self) -> bool:
+        return bool(self.attributes & ATTR_TRANSACTIONAL)
+
+    @property
+    def is_control(self) -> bool:
+        return bool(self.attributes & ATTR_CONTROL)
+
+    @property
+    def timestamp_type(self) -> int:
+        return 1 if self.attributes & ATTR_TIMESTAMP_TYPE else 0
+
+    @property
+    def has_producer_id(self) -> bool:
+        return self.producer_id > -1
+
+    @property
+    def last_sequence(self) -> int:
+        if self.base_sequence == NO_SEQUENCE:
+            return NO_SEQUENCE
+        return increment_sequence(self.base_sequence, self.last_offset_delta)
+
+    @property
+    def last_offset(self) -> int:
+        return self.base_offset + self.last_offset_delta
+
+
+def read_header(data: bytes | bytearray | memoryview, pos: int = 0) -> BatchHeader:
+    """Decode the batch header at `pos`; the magic byte is not checked here."""
+    if len(data) - pos < HEADER_SIZE:
+        raise KafkaError(ErrorCode.CORRUPT_MESSAGE, "Record batch is shorter than its 61-byte header")
+    return BatchHeader(*_HEADER.unpack_from(data, pos))
+
+
+def split_batches(data: bytes | bytearray | memoryview) -> list[tuple[int, int]]:
+    """(start, end) of each batch in a record set; refuses a truncated tail."""
+    spans = []
+    pos = 0
+    size = len(data)
+    while pos < size:
+        if size - pos < LOG_OVERHEAD + 5:
+            raise KafkaError(ErrorCode.CORRUPT_MESSAGE, "Truncated record batch")
+        (batch_length,) = struct.unpack_from(">i", data, pos + 8)
+        magic = data[pos + 16]
+        if magic != 2:
+            raise KafkaError(ErrorCode.INVALID_RECORD, f"Unsupported record batch magic {magic}; only v2 is accepted")
+        end = pos + LOG_OVERHEAD + batch_length
+        if batch_length < HEADER_SIZE - LOG_OVERHEAD or end > size:
+            raise KafkaError(ErrorCode.CORRUPT_MESSAGE, f"Record batch length {batch_length} is invalid")
+        spans.append((pos, end))
+        pos = end
+    return spans
+
+
+def crc_is_valid(batch: bytes | bytearray | memoryview, header: BatchHeader) -> bool:
+    """True when the stored CRC32C matches the bytes from attributes to the end."""
+    return crc32c.crc32c(memoryview(batch)[CRC_START : header.size_in_bytes]) == header.crc
+
+
+def compute_crc(batch: bytes | bytearray | memoryview) -> int:
+    """The CRC32C of a batch (attributes to the end)."""
+    return int(crc32c.crc32c(memoryview(batch)[CRC_START:]))
+
+
+def patch_base_offset(batch: bytearray, base_offset: int, leader_epoch: int) -> None:
+    """Set baseOffset and partitionLeaderEpoch in place (both lie outside the CRC)."""
+    _BASE_OFFSET.pack_into(batch, 0, base_offset)
+    _LEADER_EPOCH.pack_into(batch, 12, leader_epoch)
+
+
+def set_log_append_time(batch: bytearray, timestamp: int) -> None:
+    """Mark the batch LogAppendTime with `timestamp` as maxTimestamp and recompute the CRC."""
+    (attributes,) = _ATTRIBUTES.unpack_from(batch, 21)
+    _ATTRIBUTES.pack_into(batch, 21, attributes | ATTR_TIMESTAMP_TYPE)
+    _MAX_TIMESTAMP.pack_into(batch, 35, timestamp)
+    _CRC.pack_into(batch, 17, compute_crc(batch))
+
+
+def decompress(codec: int, payload: bytes | memoryview) -> bytes:
+    """The uncompressed records section of a batch compressed with `codec`."""
+    if codec == COMPRESSION_NONE:
+        return bytes(payload)
+    if codec == COMPRESSION_GZIP:
+        return bytes(cramjam.gzip.decompress(bytes(payload)))
+    if codec == COMPRESSION_SNAPPY:
+        return _snappy_decompress(bytes(payload))
+    if codec == COMPRESSION_LZ4:
+        return bytes(cramjam.lz4.decompress(bytes(payload)))
+    if codec == COMPRESSION_ZSTD:
+        return bytes(cramjam.zstd.decompress(bytes(payload)))
+    raise KafkaError(ErrorCode.UNKNOWN_SERVER_ERROR, f"Unknown compression type id: {codec}")
+
+
+_XERIAL_MAGIC = b"\x82SNAPPY\x00"
+
+
+def _snappy_decompress(payload: bytes) -> bytes:
+    # Java and librdkafka clients write Xerial-framed snappy: a 16-byte header,
+    # then blocks of (int32 length, raw snappy block).
+    if payload.startswith(_XERIAL_MAGIC):
+        out = []
+        pos = 16
+        while pos < len(payload):
+            (length,) = struct.unpack_from(">i", payload, pos)
+            pos += 4
+            out.append(bytes(cramjam.snappy.decompress_raw(payload[pos : pos + length])))
+            pos += length
+        return b"".join(out)
+    return bytes(cramjam.snappy.decompress_raw(payload))
+
+
+def compress(codec: int, payload: bytes) -> bytes:
+    """Compress a records section with `codec` (raw snappy, lz4 frame)."""
+    if codec == COMPRESSION_NONE:
+        return payload
+    if codec == COMPRESSION_GZIP:
+        return bytes(cramjam.gzip.compress(payload))
+    if codec == COMPRESSION_SNAPPY:
+        return bytes(cramjam.snappy.compress_raw(payload))
+    if codec == COMPRESSION_LZ4:
+        return bytes(cramjam.lz4.compress(payload))
+    if codec == COMPRESSION_ZSTD:
+        return bytes(cramjam.zstd.compress(payload))
+    raise ValueError(f"unknown compression codec {codec}")
+
+
+@dataclass(slots=True)
+class Record:
+    """One record decoded from a batch."""
+
+    offset: int
+    timestamp: int
+    key: bytes | None
+    value: bytes | None
+    headers: list[tuple[str, bytes | None]]
+
+
+def _varint(data: bytes, pos: int) -> tuple[int, int]:
+    shift = 0
+    result = 0
+    while True:
+        byte = data[pos]
+        pos += 1
+        result |= (byte & 0x7F) << shift
+        if not byte & 0x80:
+            break
+        shift += 7
+        if shift > 63:
+            raise KafkaError(ErrorCode.INVALID_RECORD, "Varint is too long")
+    return (result >> 1) ^ -(result & 1), pos
+
+
+def _bytes_field(data: bytes, pos: int) -> tuple[bytes | None, int]:
+    length, pos = _varint(data, pos)
+    if length < 0:
+        return None, pos
+    end = pos + length
+    if end > len(data):
+        raise KafkaError(ErrorCode.INVALID_RECORD, "Incorrect declared batch size, premature EOF reached")
+    return data[pos:end], end
+
+
+def iter_records(batch: bytes | bytearray | memoryview) -> Iterator[Record]:
+    """Decode the records of one batch (decompressing if needed)."""
+    header = read_header(batch)
+    body = decompress(header.compression, memoryview(batch)[HEADER_SIZE : header.size_in_bytes])
+    pos = 0
+    for _ in range(header.record_count):
+        if pos >= len(body):
+            raise KafkaError(ErrorCode.INVALID_RECORD, "Incorrect declared batch size, premature EOF reached")
+        length, pos = _varint(body, pos)
+        end = pos + length
+        if length < 0 or end > len(body):
+            raise KafkaError(ErrorCode.INVALID_RECORD, "Incorrect declared batch size, premature EOF reached")
+        pos += 1  # record attributes, unused
+        timestamp_delta, pos = _varint(body, pos)
+        offset_delta, pos = _varint(body, pos)
+        key, pos = _bytes_field(body, pos)
+        value, pos = _bytes_field(body, pos)
+        header_count, pos = _varint(body, pos)
+        headers: list[tuple[str, bytes | None]] = []
+        for _h in range(max(header_count, 0)):
+            hkey, pos = _bytes_field(body, pos)
+            hval, pos = _bytes_field(body, pos)
+            headers.append(((hkey or b"").decode("utf-8", "replace"), hval))
+        if pos != end:
+            raise KafkaError(ErrorCode.INVALID_RECORD, "Record size does not match its declared length")
+        yield Record(header.base_offset + offset_delta, header.base_timestamp + timestamp_delta, key, value, headers)
+    if pos != len(body):
+        raise KafkaError(ErrorCode.INVALID_RECORD, "Incorrect declared batch size, records still remaining in file")
+
+
+def _encode_varint(value: int) -> bytes:
+    value = (value << 1) ^ (value >> 63)
+    out = bytearray()
+    while True:
+        byte = value & 0x7F
+        value >>= 7
+        if value:
+            out.append(byte | 0x80)
+        else:
+            out.append(byte)
+            return bytes(out)
+
+
+def _encode_bytes(value: bytes | None) -> bytes:
+    if value is None:
+        return _encode_varint(-1)
+    return _encode_varint(len(value)) + value
+
+
+def build_batch(
+    records: list[tuple[bytes | None, bytes | None]],
+    *,
+    base_offset: int = 0,
+    timestamp: int = 0,
+    timestamps: list[int] | None = None,
+    producer_id: int = -1,
+    producer_epoch: int = -1,
+    base_sequence: int = -1,
+    compression: int = COMPRESSION_NONE,
+    transactional: bool = False,
+    control: bool = False,
+    headers: list[list[tuple[str, bytes | None]]] | None = None,
+    partition_leader_epoch: int = -1,
+) -> bytes:
+    """Encode a v2 record batch; used by the project's client and by tests."""
+    body = bytearray()
+    times = timestamps or [timestamp] * len(records)
+    base_ts = times[0] if times else timestamp
+    for delta, (key, value) in enumerate(records):
+        rec = bytearray(b"\x00")
+        rec += _encode_varint(times[delta] - base_ts)
+        rec += _encode_varint(delta)
+        rec += _encode_bytes(key)
+        rec += _encode_bytes(value)
+        rec_headers = headers[delta] if headers else []
+        rec += _encode_varint(len(rec_headers))
+        for hkey, hval in rec_headers:
+            rec += _encode_bytes(hkey.encode())
+            rec += _encode_bytes(hval)
+        body += _encode_varint(len(rec)) + rec
+    payload = compress(compression, bytes(body))
+    attributes = compression | (ATTR_TRANSACTIONAL if transactional else 0) | (ATTR_CONTROL if control else 0)
+    batch = bytearray(HEADER_SIZE) + payload
+    _HEADER.pack_into(
+        batch, 0, base_offset, len(batch) - LOG_OVERHEAD, partition_leader_epoch, 2, 0, attributes,
+        max(len(records) - 1, 0), base_ts, max(times) if times else timestamp,
+        producer_id, producer_epoch, base_sequence, len(records),
+    )
+    _CRC.pack_into(batch, 17, compute_crc(batch))
+    return bytes(batch)
+
+
+def recompress(batch: bytes | bytearray, codec: int) -> bytearray:
+    """The same batch with its records section re-encoded with `codec` (topic compression.type)."""
+    header = read_header(batch)
+    body = decompress(header.compression, memoryview(batch)[HEADER_SIZE : header.size_in_bytes])
+    out = bytearray(batch[:HEADER_SIZE]) + compress(codec, body)
+    struct.pack_into(">i", out, 8, len(out) - LOG_OVERHEAD)
+    _ATTRIBUTES.pack_into(out, 21, (header.attributes & ~ATTR_COMPRESSION_MASK) | codec)
+    _CRC.pack_into(out, 17, compute_crc(out))
+    return out

@@ -1,0 +1,1 @@
+"""Sockets and asyncio: listeners, connections and the ordered request pipeline."""

@@ -1,0 +1,87 @@
+"""A running broker: the core plus one listener per node. Embeddable in tests."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from typing import Any
+
+from ..core.clock import Clock
+from ..core.cluster import Cluster, Node
+from ..core.config import BrokerConfig
+from .connection import KafkaConnection
+
+log = logging.getLogger("minibroker")
+
+TICK_INTERVAL_S = 0.5
+
+
+class Broker:
+    """A minibroker instance; many may run in one process.
+
+    >>> broker = Broker(port=0, config={"num.partitions": "3"})
+    >>> await broker.start(); print(broker.bootstrap_servers); await broker.stop()
+    """
+
+    def __init__(
+        self,
+        host: str = "127.0.0.1",
+        port: int = 9092,
+        config: dict[str, Any] | None = None,
+        clock: Clock | None = None,
+    ) -> None:
+        self.host = host
+        self.port = port
+        broker_config = BrokerConfig(config)  # raises ConfigError on a bad config
+        node_id = broker_config["node.id"] if "node.id" in broker_config.static else broker_config["broker.id"]
+        self.cluster = Cluster(broker_config, clock, nodes=[Node(node_id, host, port)])
+        self._servers: list[asyncio.base_events.Server] = []
+        self._ticker: asyncio.Task[None] | None = None
+        self._connections: set[KafkaConnection] = set()
+
+    @property
+    def bootstrap_servers(self) -> str:
+        return ",".join(f"{n.host}:{n.port}" for n in self.cluster.nodes)
+
+    async def start(self) -> None:
+        """Bind every node's listener and start the clock ticks."""
+        loop = asyncio.get_running_loop()
+        for node in self.cluster.nodes:
+            server = await loop.create_server(
+                lambda node=node: KafkaConnection(self.cluster, node, self._connections), node.host, node.port,
+                reuse_address=True,
+            )
+            node.port = server.sockets[0].getsockname()[1]
+            self._servers.append(server)
+        self.port = self.cluster.nodes[0].port
+        self._ticker = asyncio.create_task(self._tick_forever())
+
+    async def _tick_forever(self) -> None:
+        while True:
+            await asyncio.sleep(TICK_INTERVAL_S)
+            try:
+                self.cluster.tick()
+            except Exception:
+                log.exception("periodic broker work failed")
+
+    async def stop(self) -> None:
+        """Close listeners and connections."""
+        if self._ticker is not None:
+            self._ticker.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._ticker
+        for server in self._servers:
+            server.close()
+        for connection in list(self._connections):
+            connection.abort()
+        for server in self._servers:
+            await server.wait_closed()
+        self._servers.clear()
+
+    async def __aenter__(self) -> Broker:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()

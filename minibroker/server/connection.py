@@ -1,0 +1,192 @@
+"""One client connection: framing, and requests answered in arrival order."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import struct
+from collections import deque
+
+from ..apis.context import CloseConnection
+from ..apis.dispatch import Deferred, NoReply, Reply, handle_frame
+from ..core.cluster import Cluster, Node
+from ..protocol.errors import KafkaError
+
+log = logging.getLogger("minibroker.connection")
+
+_SCRATCH_SIZE = 256 * 1024
+_SIZE = struct.Struct(">i")
+
+
+class KafkaConnection(asyncio.BufferedProtocol):
+    """Reads size-prefixed frames and answers each request, in order.
+
+    Small frames are parsed straight out of one scratch buffer; a frame larger
+    than what the scratch holds gets its own buffer of exactly its size, read
+    into directly, so big produce requests are not copied twice. A declared
+    size above `socket.request.max.bytes` closes the connection before
+    anything is allocated.
+    """
+
+    def __init__(self, cluster: Cluster, node: Node, registry: set[KafkaConnection] | None = None) -> None:
+        self.cluster = cluster
+        self._registry = registry if registry is not None else set()
+        self.node = node
+        self.transport: asyncio.Transport | None = None
+        self.peer = "?"
+        self._scratch = bytearray(_SCRATCH_SIZE)
+        self._scratch_view = memoryview(self._scratch)
+        self._filled = 0  # bytes of scratch holding unparsed data
+        self._big: bytearray | None = None  # a frame larger than the scratch, being filled
+        self._big_filled = 0
+        self._backlog: deque[bytes] = deque()
+        self._waiting = False  # a deferred answer is outstanding; later requests queue up
+        self._closed = False
+        self._timer: asyncio.TimerHandle | None = None
+
+    # -- asyncio callbacks -------------------------------------------------
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]  # uvloop's transports are not subclasses
+        self._registry.add(self)
+        peer = transport.get_extra_info("peername")
+        self.peer = f"{peer[0]}:{peer[1]}" if peer else "?"
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._registry.discard(self)
+        self._closed = True
+        self._backlog.clear()
+        if self._timer is not None:
+            self._timer.cancel()
+
+    def abort(self) -> None:
+        """Drop the connection at once (broker shutdown)."""
+        self._closed = True
+        if self.transport is not None:
+            self.transport.abort()
+
+    def pause_writing(self) -> None:
+        if self.transport is not None:
+            self.transport.pause_reading()
+
+    def resume_writing(self) -> None:
+        if self.transport is not None and not self._closed:
+            self.transport.resume_reading()
+
+    def get_buffer(self, sizehint: int) -> memoryview:
+        if self._big is not None:
+            return memoryview(self._big)[self._big_filled :]
+        return self._scratch_view[self._filled :]
+
+    def buffer_updated(self, nbytes: int) -> None:
+        if self._big is not None:
+            self._big_filled += nbytes
+            if self._big_filled == len(self._big):
+                frame, self._big = self._big, None
+                self._on_frame(bytes(frame))
+            return
+        self._filled += nbytes
+        self._parse_scratch()
+
+    # -- framing -------------------------------------------------------------
+
+    def _parse_scratch(self) -> None:
+        pos = 0
+        view = self._scratch_view
+        max_size = self.cluster.config["socket.request.max.bytes"]
+        while not self._closed and self._filled - pos >= 4:
+            (size,) = _SIZE.unpack_from(self._scratch, pos)
+            if size <= 0 or size > max_size:
+                self._close(f"frame size {size} is outside 1..{max_size} (socket.request.max.bytes)")
+                return
+            available = self._filled - pos - 4
+            if available >= size:
+                self._on_frame(view[pos + 4 : pos + 4 + size])
+                pos += 4 + size
+                continue
+            if 4 + size > _SCRATCH_SIZE:
+                # Too big for the scratch: move what we have into its own buffer.
+                self._big = bytearray(size)
+                self._big[:available] = view[pos + 4 : self._filled]
+                self._big_filled = available
+                self._filled = 0
+                return
+            break
+        if pos:
+            remaining = self._filled - pos
+            self._scratch[:remaining] = view[pos : self._filled]
+            self._filled = remaining
+
+    # -- the pipeline --------------------------------------------------------
+
+    def _on_frame(self, frame: bytes | memoryview) -> None:
+        if self._waiting or self._backlog:
+            self._backlog.append(bytes(frame))  # the scratch will be reused: keep a copy
+            return
+        self._process(frame)
+
+    def _process(self, frame: bytes | memoryview) -> None:
+        if self._closed:
+            return
+        try:
+            outcome = handle_frame(memoryview(frame), self.cluster, self.node)
+        except CloseConnection as exc:
+            self._close(str(exc))
+            return
+        except KafkaError as exc:
+            self._close(f"refused: {exc.code.name}: {exc.message}")
+            return
+        except Exception:
+            log.exception("request from %s failed; closing the connection", self.peer)
+            self._close("internal error")
+            return
+        if isinstance(outcome, Reply):
+            self._write(outcome.data)
+        elif isinstance(outcome, NoReply):
+            pass
+        elif isinstance(outcome, Deferred):
+            self._wait_for(outcome)
+
+    def _wait_for(self, deferred: Deferred) -> None:
+        self._waiting = True
+        pending = deferred.pending
+        loop = asyncio.get_running_loop()
+        delay = max(pending.deadline_ms - self.cluster.clock.now_ms(), 0) / 1000
+        self._timer = loop.call_later(delay, pending.complete)
+
+        def finished(_pending: object) -> None:
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
+            # Answer from the loop, never from inside the append that woke us.
+            loop.call_soon(self._answer_deferred, deferred)
+
+        pending.add_done_callback(finished)
+
+    def _answer_deferred(self, deferred: Deferred) -> None:
+        self._waiting = False
+        if self._closed:
+            return
+        try:
+            data = deferred.encode(deferred.pending.result())
+        except Exception:
+            log.exception("building a deferred response for %s failed", self.peer)
+            self._close("internal error")
+            return
+        if data is not None:
+            self._write(data)
+        while self._backlog and not self._waiting and not self._closed:
+            self._process(self._backlog.popleft())
+
+    def _write(self, data: bytes) -> None:
+        if self.transport is not None and not self._closed:
+            self.transport.write(data)
+
+    def _close(self, reason: str) -> None:
+        if self._closed:
+            return
+        log.info("closing connection from %s: %s", self.peer, reason)
+        self._closed = True
+        self._backlog.clear()
+        if self.transport is not None:
+            self.transport.close()

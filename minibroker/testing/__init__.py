@@ -1,0 +1,1 @@
+"""Test support: run a real broker process and talk to it."""

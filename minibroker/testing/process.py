@@ -1,0 +1,68 @@
+"""Start and stop a real `minibroker serve` process on an ephemeral port."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+_READY = re.compile(r"minibroker listening on ([\d.]+):(\d+)")
+
+
+@dataclass
+class BrokerProcess:
+    """A broker subprocess; `stop()` ends it by its PID."""
+
+    host: str
+    port: int
+    pid: int
+    log_path: Path
+    _popen: subprocess.Popen[bytes] = field(repr=False)
+
+    @property
+    def bootstrap(self) -> str:
+        return f"{self.host}:{self.port}"
+
+    def log_text(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    def alive(self) -> bool:
+        return self._popen.poll() is None
+
+    def stop(self, timeout: float = 10.0) -> int:
+        """SIGTERM, then SIGKILL after `timeout`; returns the exit code."""
+        if self._popen.poll() is None:
+            os.kill(self.pid, signal.SIGTERM)
+            try:
+                self._popen.wait(timeout)
+            except subprocess.TimeoutExpired:
+                os.kill(self.pid, signal.SIGKILL)
+                self._popen.wait(timeout)
+        return int(self._popen.returncode)
+
+
+def start_broker(*set_args: str, extra_args: tuple[str, ...] = (), timeout: float = 20.0) -> BrokerProcess:
+    """Run `python -m minibroker serve --port 0 --set k=v ...` and wait until it listens."""
+    log_file = tempfile.NamedTemporaryFile(prefix="minibroker-", suffix=".log", delete=False)
+    args = [sys.executable, "-m", "minibroker", "serve", "--host", "127.0.0.1", "--port", "0", *extra_args]
+    for item in set_args:
+        args += ["--set", item]
+    popen = subprocess.Popen(args, stdout=log_file, stderr=subprocess.STDOUT)
+    path = Path(log_file.name)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        match = _READY.search(path.read_text(errors="replace"))
+        if match:
+            return BrokerProcess(match.group(1), int(match.group(2)), popen.pid, path, popen)
+        if popen.poll() is not None:
+            raise RuntimeError(f"broker exited with {popen.returncode}:\n{path.read_text(errors='replace')}")
+        time.sleep(0.05)
+    popen.kill()
+    popen.wait()
+    raise RuntimeError(f"broker did not start within {timeout}s:\n{path.read_text(errors='replace')}")
