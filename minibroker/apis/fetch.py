@@ -110,7 +110,7 @@ def _partition_data(ctx: RequestContext, part_req: Any, partition: Partition | N
     if partition is None:
         return _PartitionData(partition_index=index, error_code=error, high_watermark=-1, last_stable_offset=-1,
                               log_start_offset=-1, aborted_transactions=None, preferred_read_replica=-1,
-                              records=None)
+                              records=b"")
     log = partition.log
     code = ErrorCode.NONE
     extra: dict[str, Any] = {}
@@ -133,5 +133,6 @@ def _partition_data(ctx: RequestContext, part_req: Any, partition: Partition | N
         partition_index=index, error_code=code, high_watermark=log.high_watermark,
         last_stable_offset=log.high_watermark, log_start_offset=log.log_start_offset,
         aborted_transactions=None, preferred_read_replica=-1,
-        records=b"".join(batches) if batches else (b"" if code == ErrorCode.NONE else None), **extra,
+        # Kafka sends an empty record set, never null, even with an error (librdkafka refuses -1)
+        records=b"".join(batches), **extra,
     )
