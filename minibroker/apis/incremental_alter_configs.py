@@ -86,7 +86,6 @@ def _alter(resource: Any, validate_only: bool, ctx: RequestContext) -> None:
             layer.clear()
             layer.update(updated)
     elif resource.resource_type == config_resources.BROKER_LOGGER:
-        if not validate_only:
-            return  # log levels are accepted and ignored: minibroker logs through Python logging
+        return  # log levels are accepted and ignored: minibroker logs through Python logging
     else:
         raise KafkaError(ErrorCode.INVALID_REQUEST, f"Unsupported resource type {resource.resource_type}")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 
-from ..core.cluster import INTERNAL_TOPICS, Cluster, Topic
+from ..core.cluster import INTERNAL_TOPICS, Cluster, Topic, validate_topic_name
 from ..protocol.errors import ErrorCode, KafkaError
 from ..protocol.messages import MetadataRequest, MetadataResponse
 from .context import RequestContext
@@ -43,7 +43,9 @@ def topic_metadata(cluster: Cluster, topic: Topic) -> MetadataResponse.MetadataR
     )
 
 
-def _error_topic(name: str | None, code: ErrorCode, topic_id: uuid.UUID = ZERO_UUID) -> MetadataResponse.MetadataResponseTopic:
+def _error_topic(
+    name: str | None, code: ErrorCode, topic_id: uuid.UUID = ZERO_UUID
+) -> MetadataResponse.MetadataResponseTopic:
     return _Topic(error_code=code, name=name, topic_id=topic_id, is_internal=False, partitions=[],
                   authorized_operations=AUTHORIZED_OPERATIONS_OMITTED)
 
@@ -82,8 +84,6 @@ def _lookup(cluster: Cluster, name: str | None, auto_create: bool) -> MetadataRe
     if topic is not None:
         return topic_metadata(cluster, topic)
     try:
-        from ..core.cluster import validate_topic_name
-
         validate_topic_name(name)
     except KafkaError:
         return _error_topic(name, ErrorCode.INVALID_TOPIC_EXCEPTION)

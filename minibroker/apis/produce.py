@@ -68,7 +68,9 @@ def handle(request: ProduceRequest, ctx: RequestContext) -> ProduceResponse | No
             any_error = any_error or response.error_code != 0
             partition_responses.append(response)
         if version >= 13:
-            topic_responses.append(_TopicResponse(topic_id=topic_data.topic_id, partition_responses=partition_responses))
+            topic_responses.append(
+                _TopicResponse(topic_id=topic_data.topic_id, partition_responses=partition_responses)
+            )
         else:
             topic_responses.append(_TopicResponse(name=topic_data.name, partition_responses=partition_responses))
     if request.acks == 0:

@@ -49,14 +49,14 @@ from kafka.protocol.producer import InitProducerIdRequest, InitProducerIdRespons
 import minibroker.schemas as _schemas
 
 
-class ProduceRequest(ApiMessage, load_json=_schemas):
+class ProduceRequest(ApiMessage, load_json=_schemas):  # type: ignore[call-arg]
     """ProduceRequest 3-14; v14 is v13 again (KIP-1269)."""
 
     def expect_response(self) -> bool:
         return bool(self.acks != 0)
 
 
-class ProduceResponse(ApiMessage, load_json=_schemas):
+class ProduceResponse(ApiMessage, load_json=_schemas):  # type: ignore[call-arg]
     """ProduceResponse 3-14; v14 adds tag 1 ProducerStateBatchesToRetain per partition."""
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 from typing import Any
 
@@ -49,7 +50,7 @@ class Broker:
         loop = asyncio.get_running_loop()
         for node in self.cluster.nodes:
             server = await loop.create_server(
-                lambda node=node: KafkaConnection(self.cluster, node, self._connections), node.host, node.port,
+                functools.partial(KafkaConnection, self.cluster, node, self._connections), node.host, node.port,
                 reuse_address=True,
             )
             node.port = server.sockets[0].getsockname()[1]
