@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from .core.config import ConfigError, load_properties
+from .testing.faults import Faults
 
 
 def _parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -21,6 +22,9 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
     serve.add_argument("--config", type=Path, help="a Kafka-style server.properties file")
     serve.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                        help="override one config (repeatable)")
+    serve.add_argument("--fault", action="append", default=[], metavar="RULE",
+                       help="testing aid: drop or delay responses, e.g. produce:drop:every=7 "
+                            "(see minibroker/testing/faults.py)")
     serve.add_argument("--log-level", default="INFO", help="Python logging level")
     return parser.parse_args(argv)
 
@@ -40,7 +44,8 @@ def _collect_configs(args: argparse.Namespace) -> dict[str, str]:
 async def _serve(args: argparse.Namespace, configs: dict[str, str]) -> None:
     from .server.broker import Broker
 
-    broker = Broker(host=args.host, port=args.port, config=configs)
+    broker = Broker(host=args.host, port=args.port, config=configs,
+                    faults=Faults.parse(args.fault) if args.fault else None)
     await broker.start()
     logging.getLogger("minibroker").info("minibroker listening on %s:%d", args.host, broker.port)
     stop = asyncio.Event()
@@ -62,6 +67,10 @@ def main(argv: list[str] | None = None) -> int:
         from .core.config import BrokerConfig
 
         BrokerConfig(configs)  # validate everything before binding
+        Faults.parse(args.fault)
+    except ValueError as exc:
+        print(f"minibroker: refusing to start: {exc}", file=sys.stderr)
+        return 2
     except (ConfigError, OSError) as exc:
         print(f"minibroker: refusing to start: {getattr(exc, 'message', None) or exc}", file=sys.stderr)
         return 2

@@ -44,7 +44,7 @@ def handle(request: DescribeTopicPartitionsRequest, ctx: RequestContext) -> Desc
             partitions.append(_Partition(
                 error_code=0, partition_index=partition.index, leader_id=partition.leader_id,
                 leader_epoch=partition.log.leader_epoch, replica_nodes=[partition.leader_id],
-                isr_nodes=[partition.leader_id], eligible_leader_replicas=None, last_known_elr=None,
+                isr_nodes=[partition.leader_id], eligible_leader_replicas=[], last_known_elr=[],
                 offline_replicas=[],
             ))
             budget -= 1

@@ -11,6 +11,7 @@ from typing import Any
 from ..core.clock import Clock
 from ..core.cluster import Cluster, Node
 from ..core.config import BrokerConfig
+from ..testing.faults import Faults
 from .connection import KafkaConnection
 
 log = logging.getLogger("minibroker")
@@ -31,7 +32,9 @@ class Broker:
         port: int = 9092,
         config: dict[str, Any] | None = None,
         clock: Clock | None = None,
+        faults: Faults | None = None,
     ) -> None:
+        self.faults = faults
         self.host = host
         self.port = port
         broker_config = BrokerConfig(config)  # raises ConfigError on a bad config
@@ -50,7 +53,7 @@ class Broker:
         loop = asyncio.get_running_loop()
         for node in self.cluster.nodes:
             server = await loop.create_server(
-                functools.partial(KafkaConnection, self.cluster, node, self._connections), node.host, node.port,
+                functools.partial(KafkaConnection, self.cluster, node, self._connections, self.faults), node.host, node.port,
                 reuse_address=True,
             )
             node.port = server.sockets[0].getsockname()[1]

@@ -11,6 +11,7 @@ from ..apis.context import CloseConnection
 from ..apis.dispatch import Deferred, NoReply, Reply, handle_frame
 from ..core.cluster import Cluster, Node
 from ..protocol.errors import KafkaError
+from ..testing.faults import Faults
 
 log = logging.getLogger("minibroker.connection")
 
@@ -28,8 +29,15 @@ class KafkaConnection(asyncio.BufferedProtocol):
     anything is allocated.
     """
 
-    def __init__(self, cluster: Cluster, node: Node, registry: set[KafkaConnection] | None = None) -> None:
+    def __init__(
+        self,
+        cluster: Cluster,
+        node: Node,
+        registry: set[KafkaConnection] | None = None,
+        faults: Faults | None = None,
+    ) -> None:
         self.cluster = cluster
+        self.faults = faults
         self._registry = registry if registry is not None else set()
         self.node = node
         self.transport: asyncio.Transport | None = None
@@ -140,12 +148,33 @@ class KafkaConnection(asyncio.BufferedProtocol):
             log.exception("request from %s failed; closing the connection", self.peer)
             self._close("internal error")
             return
+        if self.faults is not None and not isinstance(outcome, NoReply):
+            rule = self.faults.decide(struct.unpack_from(">h", frame)[0])
+            if rule is not None and rule.action == "drop":
+                self._close(f"fault injection: dropped the response to api key {rule.api_key}")
+                return
+            if rule is not None and isinstance(outcome, Reply):
+                self._delay(outcome.data, rule.delay_ms)
+                return
         if isinstance(outcome, Reply):
             self._write(outcome.data)
         elif isinstance(outcome, NoReply):
             pass
         elif isinstance(outcome, Deferred):
             self._wait_for(outcome)
+
+    def _delay(self, data: bytes, delay_ms: int) -> None:
+        """Send `data` after `delay_ms`; later requests on this connection wait their turn."""
+        log.info("fault injection: delaying a response to %s by %d ms", self.peer, delay_ms)
+        self._waiting = True
+
+        def send() -> None:
+            self._waiting = False
+            self._write(data)
+            while self._backlog and not self._waiting and not self._closed:
+                self._process(self._backlog.popleft())
+
+        asyncio.get_running_loop().call_later(delay_ms / 1000, send)
 
     def _wait_for(self, deferred: Deferred) -> None:
         self._waiting = True

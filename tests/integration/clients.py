@@ -1,0 +1,144 @@
+"""Shared helpers for the non-Python client tests (Java client, KafkaJS, kcat).
+
+A missing client dependency skips the test on a developer machine, but fails it when the CI
+environment variable is set: in CI a skipped client test would hide a broken install step
+(scripts/install-test-deps.sh installs everything these tests need).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, NoReturn
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+JAVA_SRC = ROOT / "tests" / "clients" / "java"
+JAVA_LIB = ROOT / ".cache" / "java"
+NODE_DIR = ROOT / "tests" / "clients" / "node"
+JAVA_JARS = ("kafka-clients", "slf4j-api", "lz4-java", "snappy-java", "zstd-jni")
+INSTALL_HINT = "run scripts/install-test-deps.sh"
+
+#: Default bound on one client program run, in seconds.
+CLIENT_TIMEOUT = 120.0
+
+
+def in_ci() -> bool:
+    """True when the CI environment variable is set to anything but an explicit false."""
+    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
+
+
+def missing(what: str) -> NoReturn:
+    """Skip the test because `what` is missing, or fail it under CI."""
+    message = f"{what} is missing ({INSTALL_HINT})"
+    if in_ci():
+        pytest.fail(f"CI is set and {message}", pytrace=False)
+    pytest.skip(message)
+
+
+def require_binary(name: str) -> str:
+    """The full path of executable `name`; skips/fails the test when it is not on PATH."""
+    path = shutil.which(name)
+    if path is None:
+        missing(f"the {name!r} executable")
+    return path
+
+
+def java_classpath() -> list[Path]:
+    """The Kafka Java client jars in .cache/java; needs java and javac on PATH."""
+    require_binary("java")
+    require_binary("javac")
+    jars = []
+    for name in JAVA_JARS:
+        found = sorted(JAVA_LIB.glob(f"{name}*.jar"))
+        if not found:
+            missing(f"{JAVA_LIB / name}*.jar")
+        jars.append(found[0])
+    return jars
+
+
+def node_dir() -> Path:
+    """tests/clients/node with KafkaJS installed in it; needs node on PATH."""
+    require_binary("node")
+    if not (NODE_DIR / "node_modules" / "kafkajs" / "package.json").is_file():
+        missing(f"KafkaJS in {NODE_DIR / 'node_modules'}")
+    return NODE_DIR
+
+
+@dataclass
+class ClientRun:
+    """The outcome of one client program run."""
+
+    args: list[str]
+    returncode: int
+    stdout: str
+    stderr: str
+    broker: Any = None
+
+    def lines(self) -> list[dict[str, Any]]:
+        """The JSON objects the program printed, one per stdout line (other lines are ignored)."""
+        out = []
+        for line in self.stdout.splitlines():
+            line = line.strip()
+            if line.startswith("{"):
+                out.append(json.loads(line))
+        return out
+
+    def describe(self, tail: int = 6000) -> str:
+        """Command, exit code and the end of both output streams, for assertion messages."""
+        text = (f"command: {' '.join(self.args)}\nexit code: {self.returncode}\n"
+                f"--- stdout (end) ---\n{self.stdout[-tail:]}\n--- stderr (end) ---\n{self.stderr[-tail:]}")
+        if self.broker is not None:
+            text += f"\n--- broker log (end) ---\n{self.broker.log_text()[-tail:]}"
+        return text
+
+    def check(self) -> ClientRun:
+        """Asserts a zero exit code; returns self."""
+        assert self.returncode == 0, self.describe()
+        return self
+
+
+def run_client(args: list[str], *, timeout: float = CLIENT_TIMEOUT, input: str | None = None,
+               cwd: Path | None = None, env: dict[str, str] | None = None, broker: Any = None) -> ClientRun:
+    """Runs a client program to completion; kills it and fails the test if it outlives `timeout`.
+
+    `broker` (a conftest broker process) adds the end of its log to failure messages.
+    """
+    proc = subprocess.Popen(args, stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cwd,
+                            env={**os.environ, **(env or {})})
+    try:
+        stdout, stderr = proc.communicate(input, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        stdout, stderr = proc.communicate()
+        run = ClientRun(list(args), proc.returncode, stdout, stderr, broker)
+        pytest.fail(f"client program did not finish within {timeout:.0f} s and was killed\n{run.describe()}",
+                    pytrace=False)
+    return ClientRun(list(args), proc.returncode, stdout, stderr, broker)
+
+
+class JavaClients:
+    """The test programs of tests/clients/java, compiled once into a temporary directory."""
+
+    #: JVM options for short-lived programs: quick start-up, little memory.
+    JVM_OPTS = ("-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xmx512m")
+
+    def __init__(self, build_dir: Path) -> None:
+        jars = java_classpath()
+        sources = sorted(str(p) for p in JAVA_SRC.rglob("*.java"))
+        lib_cp = os.pathsep.join(str(j) for j in jars)
+        build = run_client(["javac", "-encoding", "UTF-8", "-cp", lib_cp, "-d", str(build_dir), *sources],
+                           timeout=180)
+        assert build.returncode == 0, f"javac failed\n{build.describe()}"
+        self.classpath = os.pathsep.join([str(build_dir), lib_cp])
+
+    def run(self, broker: Any, main: str, *args: object, timeout: float = CLIENT_TIMEOUT) -> ClientRun:
+        """Runs class `main` with the broker's bootstrap address followed by `args`."""
+        cmd = ["java", *self.JVM_OPTS, "-cp", self.classpath, main, broker.bootstrap, *(str(a) for a in args)]
+        return run_client(cmd, timeout=timeout, broker=broker)
