@@ -53,8 +53,8 @@ class Broker:
         loop = asyncio.get_running_loop()
         for node in self.cluster.nodes:
             server = await loop.create_server(
-                functools.partial(KafkaConnection, self.cluster, node, self._connections, self.faults), node.host, node.port,
-                reuse_address=True,
+                functools.partial(KafkaConnection, self.cluster, node, self._connections, self.faults),
+                node.host, node.port, reuse_address=True,
             )
             node.port = server.sockets[0].getsockname()[1]
             self._servers.append(server)
