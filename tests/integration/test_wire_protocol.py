@@ -312,3 +312,29 @@ def test_fetch_long_poll_answers_empty_at_max_wait(wire):
     response = wire.request(request, 11)
     assert response.responses[0].partitions[0].error_code == 0
     assert not response.responses[0].partitions[0].records
+
+
+def test_retention_ms_drops_old_batches_on_the_check_tick(broker_factory):
+    import time
+
+    from minibroker.protocol.messages import ListOffsetsRequest
+
+    broker = broker_factory("log.retention.check.interval.ms=100")
+    with WireClient(broker.host, broker.port) as wire:
+        topic = unique_topic("retention")
+        create_topic(wire, topic, configs={"retention.ms": "60000"})
+        now = int(time.time() * 1000)
+        old = records.build_batch([(None, b"old")], timestamp=now - 3_600_000)
+        new = records.build_batch([(None, b"new")], timestamp=now)
+        assert partition_response(wire.request(produce_request(topic, old), 9)).error_code == 0
+        assert partition_response(wire.request(produce_request(topic, new), 9)).error_code == 0
+        request = ListOffsetsRequest(replica_id=-1, isolation_level=0, topics=[ListOffsetsRequest.ListOffsetsTopic(
+            name=topic, partitions=[ListOffsetsRequest.ListOffsetsTopic.ListOffsetsPartition(
+                partition_index=0, timestamp=-2)])])
+        deadline = time.monotonic() + 10
+        earliest = 0
+        while time.monotonic() < deadline and earliest == 0:
+            time.sleep(0.1)
+            earliest = wire.request(request, 7).topics[0].partitions[0].offset
+        assert earliest == 1
+        assert records.read_header(fetch_all(wire, topic, offset=1)).base_offset == 1
