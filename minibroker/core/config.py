@@ -312,6 +312,9 @@ class BrokerConfig:
         definition = BROKER_CONFIGS[name]
         layers = self.layers(name, per_node)
         value, source = layers[0][1], layers[0][2]
+        if not per_node:
+            # the cluster-default resource ("") shows only its own layer, as Kafka does
+            layers = [layer for layer in layers if layer[2] is ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG]
         return ConfigEntry(name, value, source, definition, layers)
 
     def describe_topic(self, name: str, overrides: dict[str, Any]) -> ConfigEntry:
@@ -321,10 +324,8 @@ class BrokerConfig:
         if name in overrides:
             synonyms.append((name, overrides[name], ConfigSource.DYNAMIC_TOPIC_CONFIG))
         if definition.broker_synonym is not None:
-            synonyms.extend(
-                layer for layer in self.layers(definition.broker_synonym, per_node=True)
-                if layer[2] is not ConfigSource.DEFAULT_CONFIG
-            )
+            # as Kafka's ConfigHelper: every broker layer, the broker default included
+            synonyms.extend(self.layers(definition.broker_synonym, per_node=True))
         if synonyms:
             value, source = synonyms[0][1], synonyms[0][2]
         else:

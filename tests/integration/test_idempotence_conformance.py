@@ -163,9 +163,9 @@ def test_describe_configs_reports_window_source_and_synonyms(broker_factory):
         plain, override = (result.configs[0] for result in response.results)
         assert (plain.value, plain.config_source) == ("8", 4)  # STATIC_BROKER_CONFIG
         assert [(s.name, s.value, s.source) for s in plain.synonyms] == [
-            ("log.producer.state.batches.to.retain", "8", 4)]
+            ("log.producer.state.batches.to.retain", "8", 4), ("log.producer.state.batches.to.retain", "5", 5)]
         assert (override.value, override.config_source) == ("20", 1)  # DYNAMIC_TOPIC_CONFIG
-        assert [s.source for s in override.synonyms] == [1, 4]
+        assert [s.source for s in override.synonyms] == [1, 4, 5]
 
 
 def test_create_topic_refuses_non_integer_window(wire):

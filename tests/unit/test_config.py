@@ -38,7 +38,7 @@ def test_topic_value_falls_back_through_broker_layers():
     entry = config.describe_topic("producer.state.batches.to.retain", {})
     assert (entry.value, entry.source) == (12, ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG)
     assert [s[2] for s in entry.synonyms] == [ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG,
-                                             ConfigSource.STATIC_BROKER_CONFIG]
+                                             ConfigSource.STATIC_BROKER_CONFIG, ConfigSource.DEFAULT_CONFIG]
     entry = config.describe_topic("producer.state.batches.to.retain", {"producer.state.batches.to.retain": 20})
     assert (entry.value, entry.source) == (20, ConfigSource.DYNAMIC_TOPIC_CONFIG)
     config.delete_dynamic("log.producer.state.batches.to.retain", node_level=False)
