@@ -23,7 +23,7 @@ should produce the identical canonical encoding.
 The schemas are cross-checked too: field order, names, types, nullability and tags must
 agree with kio's for every version.
 
-kio has no Produce v14 (KIP-1269): those pairs are skipped against an explicit list of
+kio has no Produce v14 (KIP-1269): those pairs are left out against an explicit list of
 gaps and covered instead by hand-checked bytes and by kio's v13 classes with tag 1 added.
 """
 
@@ -74,7 +74,6 @@ SERVED = [
     for api_key, module in sorted(API_MODULES.items())
     for version in range(module.MIN_VERSION, module.MAX_VERSION + 1)
 ]
-SERVED_IDS = [f"{REQUESTS[key].__name__.removesuffix('Request')}-v{version}" for key, version in SERVED]
 
 INT32_MIN = -(2**31)
 EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)
@@ -452,9 +451,16 @@ def _kio_class(direction: str, api_key: int, version: int) -> Any:
     try:
         return loader(api_key, version)
     except UnknownEntity:
-        if (direction, api_key, version) in EXPECTED_KIO_GAPS:
-            pytest.skip(f"kio has no {direction} schema for api {api_key} v{version} (expected gap)")
-        raise
+        raise AssertionError(f"kio has no {direction} schema for api {api_key} v{version}") from None
+
+
+def _checked_in_kio(direction: str) -> list[tuple[int, int]]:
+    """Served (api, version) pairs kio can check; the gaps are pinned and covered by their own tests."""
+    return [(key, version) for key, version in SERVED if (direction, key, version) not in EXPECTED_KIO_GAPS]
+
+
+def _ids(pairs: list[tuple[int, int]]) -> list[str]:
+    return [f"{REQUESTS[key].__name__.removesuffix('Request')}-v{version}" for key, version in pairs]
 
 
 # --- the generic tests --------------------------------------------------------------------
@@ -482,7 +488,7 @@ def test_served_versions_have_message_classes() -> None:
 
 
 @pytest.mark.parametrize("variant", list(VARIANTS))
-@pytest.mark.parametrize(("api_key", "version"), SERVED, ids=SERVED_IDS)
+@pytest.mark.parametrize(("api_key", "version"), _checked_in_kio("response"), ids=_ids(_checked_in_kio("response")))
 def test_response_encoded_by_us_decodes_in_kio(api_key: int, version: int, variant: str) -> None:
     cls = RESPONSES[api_key]
     kio_cls = _kio_class("response", api_key, version)
@@ -497,7 +503,7 @@ def test_response_encoded_by_us_decodes_in_kio(api_key: int, version: int, varia
 
 
 @pytest.mark.parametrize("variant", list(VARIANTS))
-@pytest.mark.parametrize(("api_key", "version"), SERVED, ids=SERVED_IDS)
+@pytest.mark.parametrize(("api_key", "version"), _checked_in_kio("request"), ids=_ids(_checked_in_kio("request")))
 def test_request_encoded_by_kio_decodes_in_ours(api_key: int, version: int, variant: str) -> None:
     cls = REQUESTS[api_key]
     kio_cls = _kio_class("request", api_key, version)
