@@ -117,7 +117,8 @@ class ProducerStateManager:
             return AppendCheck()
         pid, epoch, seq = header.producer_id, header.producer_epoch, header.base_sequence
         entry = self.producers.get(pid)
-        if entry is not None:
+        # The next in-order batch cannot be a retained one, so the common case skips the search.
+        if entry is not None and not (epoch == entry.producer_epoch and seq == entry.last_sequence() + 1):
             duplicate = entry.find_duplicate(epoch, seq, header.last_sequence)
             if duplicate is not None:
                 return AppendCheck(duplicate=duplicate)

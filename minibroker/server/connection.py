@@ -51,6 +51,7 @@ class KafkaConnection(asyncio.BufferedProtocol):
         self._waiting = False  # a deferred answer is outstanding; later requests queue up
         self._closed = False
         self._timer: asyncio.TimerHandle | None = None
+        self._out: list[bytes] = []  # responses gathered while one read burst is handled
 
     # -- asyncio callbacks -------------------------------------------------
 
@@ -92,9 +93,10 @@ class KafkaConnection(asyncio.BufferedProtocol):
             if self._big_filled == len(self._big):
                 frame, self._big = self._big, None
                 self._on_frame(bytes(frame))
-            return
-        self._filled += nbytes
-        self._parse_scratch()
+        else:
+            self._filled += nbytes
+            self._parse_scratch()
+        self._flush()
 
     # -- framing -------------------------------------------------------------
 
@@ -173,6 +175,7 @@ class KafkaConnection(asyncio.BufferedProtocol):
             self._write(data)
             while self._backlog and not self._waiting and not self._closed:
                 self._process(self._backlog.popleft())
+            self._flush()
 
         asyncio.get_running_loop().call_later(delay_ms / 1000, send)
 
@@ -206,15 +209,24 @@ class KafkaConnection(asyncio.BufferedProtocol):
             self._write(data)
         while self._backlog and not self._waiting and not self._closed:
             self._process(self._backlog.popleft())
+        self._flush()
 
     def _write(self, data: bytes) -> None:
+        self._out.append(data)
+
+    def _flush(self) -> None:
+        """Send what was gathered: one write (one syscall) for a burst of pipelined answers."""
+        if not self._out:
+            return
+        out, self._out = self._out, []
         if self.transport is not None and not self._closed:
-            self.transport.write(data)
+            self.transport.write(out[0] if len(out) == 1 else b"".join(out))
 
     def _close(self, reason: str) -> None:
         if self._closed:
             return
         log.info("closing connection from %s: %s", self.peer, reason)
+        self._flush()
         self._closed = True
         self._backlog.clear()
         if self.transport is not None:
