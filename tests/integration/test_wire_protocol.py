@@ -338,3 +338,12 @@ def test_retention_ms_drops_old_batches_on_the_check_tick(broker_factory):
             earliest = wire.request(request, 7).topics[0].partitions[0].offset
         assert earliest == 1
         assert records.read_header(fetch_all(wire, topic, offset=1)).base_offset == 1
+
+
+def test_acks_all_below_min_insync_replicas_is_not_enough_replicas(wire):
+    topic = unique_topic("min-isr")
+    create_topic(wire, topic, configs={"min.insync.replicas": "2"})
+    part = partition_response(wire.request(produce_request(topic, BATCH, acks=-1), 9))
+    assert part.error_code == ErrorCode.NOT_ENOUGH_REPLICAS
+    assert fetch_all(wire, topic) == b""
+    assert partition_response(wire.request(produce_request(topic, BATCH, acks=1), 9)).base_offset == 0
