@@ -142,3 +142,27 @@ class JavaClients:
         """Runs class `main` with the broker's bootstrap address followed by `args`."""
         cmd = ["java", *self.JVM_OPTS, "-cp", self.classpath, main, broker.bootstrap, *(str(a) for a in args)]
         return run_client(cmd, timeout=timeout, broker=broker)
+
+    def scenario(self, broker: Any, main: str, commands: tuple[str | list[str], ...],
+                 timeout: float = CLIENT_TIMEOUT) -> list[dict[str, Any]]:
+        """Runs a `;`-separated command program (AdminScenario, Kip1269Scenario); one result per command.
+
+        A command is a string of space-separated words, or a list of words (for names with spaces).
+        """
+        words = [c.split() if isinstance(c, str) else list(c) for c in commands]
+        args: list[str] = []
+        for command in words:
+            args += [*command, ";"]
+        run = self.run(broker, main, *args, timeout=timeout).check()
+        results = run.lines()
+        assert [r["cmd"] for r in results] == [" ".join(c) for c in words], run.describe()
+        for result in results:
+            result["run"] = run
+        return results
+
+
+def ok(result: dict[str, Any]) -> dict[str, Any]:
+    """Asserts a scenario command succeeded; returns its result."""
+    assert result["ok"], f"{result['cmd']!r} failed: {result.get('error')}: {result.get('message')}\n" + \
+        result["run"].describe()
+    return result

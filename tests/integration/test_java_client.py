@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from tests.helpers import unique_topic
-from tests.integration.clients import ClientRun, JavaClients
+from tests.integration.clients import ClientRun, JavaClients, ok
 
 pytestmark = pytest.mark.java
 
@@ -37,27 +37,8 @@ def java(tmp_path_factory: pytest.TempPathFactory) -> JavaClients:
 
 
 def admin(java: JavaClients, broker: Any, *commands: str | list[str]) -> list[dict[str, Any]]:
-    """Runs AdminScenario; returns one result per command (see AdminScenario.java).
-
-    A command is a string of space-separated words, or a list of words (for names with spaces).
-    """
-    words = [c.split() if isinstance(c, str) else list(c) for c in commands]
-    args: list[str] = []
-    for command in words:
-        args += [*command, ";"]
-    run = java.run(broker, "AdminScenario", *args).check()
-    results = run.lines()
-    assert [r["cmd"] for r in results] == [" ".join(c) for c in words], run.describe()
-    for r in results:
-        r["run"] = run
-    return results
-
-
-def ok(result: dict[str, Any]) -> dict[str, Any]:
-    """Asserts an AdminScenario command succeeded."""
-    assert result["ok"], f"{result['cmd']!r} failed: {result.get('error')}: {result.get('message')}\n" + \
-        result["run"].describe()
-    return result
+    """Runs AdminScenario; returns one result per command (see AdminScenario.java)."""
+    return java.scenario(broker, "AdminScenario", commands)
 
 
 def produce(java: JavaClients, broker: Any, topic: str, count: int, **options: str) -> list[dict[str, Any]]:

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from tests.helpers import unique_topic
-from tests.integration.clients import JavaClients
+from tests.integration.clients import JavaClients, ok
 
 pytestmark = pytest.mark.java
 
@@ -34,23 +34,7 @@ def java(tmp_path_factory: pytest.TempPathFactory) -> JavaClients:
 
 def scenario(java: JavaClients, broker: Any, *commands: str) -> list[dict[str, Any]]:
     """Runs Kip1269Scenario with space-separated commands; returns one result per command."""
-    words = [c.split() for c in commands]
-    args: list[str] = []
-    for command in words:
-        args += [*command, ";"]
-    run = java.run(broker, "Kip1269Scenario", *args, timeout=90).check()
-    results = run.lines()
-    assert [r["cmd"] for r in results] == [" ".join(c) for c in words], run.describe()
-    for r in results:
-        r["run"] = run
-    return results
-
-
-def ok(result: dict[str, Any]) -> dict[str, Any]:
-    """Asserts a command succeeded; returns its result."""
-    assert result["ok"], f"{result['cmd']!r} failed: {result.get('error')}: {result.get('message')}\n" + \
-        result["run"].describe()
-    return result
+    return java.scenario(broker, "Kip1269Scenario", commands, timeout=90)
 
 
 def refused(result: dict[str, Any], value: str, name: str = CONFIG, minimum: int | None = 5) -> None:

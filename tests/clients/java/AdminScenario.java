@@ -58,31 +58,9 @@ public final class AdminScenario {
 
     public static void main(String[] args) throws Exception {
         String bootstrap = args[0];
-        List<List<String>> commands = new ArrayList<>();
-        commands.add(new ArrayList<>());
-        for (int i = 1; i < args.length; i++) {
-            if (args[i].equals(";")) {
-                commands.add(new ArrayList<>());
-            } else {
-                commands.get(commands.size() - 1).add(args[i]);
-            }
-        }
         try (Admin admin = Admin.create(Records.baseConfig(bootstrap))) {
             AdminScenario scenario = new AdminScenario(bootstrap, admin);
-            for (List<String> command : commands) {
-                if (command.isEmpty()) {
-                    continue;
-                }
-                Map<String, Object> out = Json.obj("cmd", String.join(" ", command));
-                try {
-                    out.putAll(scenario.run(command.toArray(new String[0])));
-                    out.put("ok", true);
-                } catch (Exception e) {
-                    out.put("ok", false);
-                    out.putAll(Json.error(e));
-                }
-                Json.line(out);
-            }
+            Records.runCommands(args, 1, scenario::run);
         }
     }
 

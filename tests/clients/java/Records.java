@@ -38,4 +38,36 @@ public final class Records {
         p.put("default.api.timeout.ms", "30000");
         return p;
     }
+
+    /** One scenario command: its words in, its JSON fields out. */
+    public interface Command {
+        Map<String, Object> run(String[] words) throws Exception;
+    }
+
+    /** Runs the `;`-separated commands in args[from..], printing one JSON line per command; a failure does not stop the rest. */
+    public static void runCommands(String[] args, int from, Command command) {
+        java.util.List<java.util.List<String>> commands = new java.util.ArrayList<>();
+        commands.add(new java.util.ArrayList<>());
+        for (int i = from; i < args.length; i++) {
+            if (args[i].equals(";")) {
+                commands.add(new java.util.ArrayList<>());
+            } else {
+                commands.get(commands.size() - 1).add(args[i]);
+            }
+        }
+        for (java.util.List<String> words : commands) {
+            if (words.isEmpty()) {
+                continue;
+            }
+            Map<String, Object> out = Json.obj("cmd", String.join(" ", words));
+            try {
+                out.putAll(command.run(words.toArray(new String[0])));
+                out.put("ok", true);
+            } catch (Exception e) {
+                out.put("ok", false);
+                out.putAll(Json.error(e));
+            }
+            Json.line(out);
+        }
+    }
 }
