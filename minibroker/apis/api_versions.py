@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from ..protocol.messages import ApiVersionsRequest, ApiVersionsResponse
@@ -23,19 +24,17 @@ def advertised_ranges() -> list[tuple[int, int, int]]:
     ]
 
 
-def _api_keys(version: int) -> list[Any]:
+def _api_keys() -> list[Any]:
     return [ApiVersionsResponse.ApiVersion(api_key=k, min_version=lo, max_version=hi) for k, lo, hi in
             advertised_ranges()]
 
 
 def handle(request: ApiVersionsRequest, ctx: RequestContext) -> ApiVersionsResponse:
-    import re
-
     if ctx.api_version >= 3:
         for value in (request.client_software_name, request.client_software_version):
             if not re.fullmatch(_SOFTWARE_NAME, value or ""):
                 return ApiVersionsResponse(error_code=42, api_keys=[], throttle_time_ms=0)
-    return ApiVersionsResponse(error_code=0, api_keys=_api_keys(ctx.api_version), throttle_time_ms=0)
+    return ApiVersionsResponse(error_code=0, api_keys=_api_keys(), throttle_time_ms=0)
 
 
 def unsupported_version_response() -> ApiVersionsResponse:
