@@ -9,19 +9,30 @@ from . import (
     api_versions,
     create_partitions,
     create_topics,
+    delete_groups,
     delete_records,
     delete_topics,
     describe_cluster,
     describe_configs,
+    describe_groups,
     describe_producers,
     describe_topic_partitions,
     fetch,
+    find_coordinator,
+    heartbeat,
     incremental_alter_configs,
     init_producer_id,
+    join_group,
+    leave_group,
+    list_groups,
     list_offsets,
     metadata,
+    offset_commit,
+    offset_delete,
+    offset_fetch,
     offset_for_leader_epoch,
     produce,
+    sync_group,
 )
 
 API_MODULES: dict[int, ModuleType] = {
@@ -30,5 +41,7 @@ API_MODULES: dict[int, ModuleType] = {
         produce, fetch, list_offsets, metadata, offset_for_leader_epoch, api_versions, create_topics,
         delete_topics, delete_records, init_producer_id, describe_configs, alter_configs, create_partitions,
         incremental_alter_configs, describe_cluster, describe_producers, describe_topic_partitions,
+        find_coordinator, join_group, sync_group, heartbeat, leave_group, offset_commit, offset_fetch,
+        describe_groups, list_groups, delete_groups, offset_delete,
     )
 }

@@ -17,6 +17,7 @@ class RequestContext:
     api_version: int
     correlation_id: int
     client_id: str | None
+    client_host: str = ""
 
 
 class CloseConnection(Exception):

@@ -112,7 +112,7 @@ class Deferred:
 Outcome = Reply | NoReply | Deferred
 
 
-def handle_frame(frame: memoryview, cluster: Cluster, node: Node) -> Outcome:
+def handle_frame(frame: memoryview, cluster: Cluster, node: Node, client_host: str = "") -> Outcome:
     """Handle one request frame; CloseConnection when Kafka would drop the connection."""
     header = parse_header(frame)
     module = API_MODULES[header.api_key]
@@ -127,7 +127,8 @@ def handle_frame(frame: memoryview, cluster: Cluster, node: Node) -> Outcome:
         request = request_class.decode(frame[header.body_offset :], version=header.api_version)
     except Exception as exc:  # the engine raises assorted errors on malformed bodies
         raise CloseConnection(f"Error reading request body of api key {header.api_key}: {exc!r}") from exc
-    ctx = RequestContext(cluster, node, header.api_key, header.api_version, header.correlation_id, header.client_id)
+    ctx = RequestContext(cluster, node, header.api_key, header.api_version, header.correlation_id, header.client_id,
+                         client_host)
     try:
         result = module.handle(request, ctx)
     except KafkaError as exc:

@@ -6,6 +6,7 @@ import base64
 import itertools
 import re
 import uuid
+import zlib
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -13,6 +14,7 @@ from ..protocol import records
 from ..protocol.errors import ErrorCode, KafkaError, RecordValidationError
 from .clock import Clock, SystemClock
 from .config import BrokerConfig, parse_topic_configs
+from .group_coordinator import GroupCoordinator
 from .partition_log import PartitionLog
 from .producer_state import ProducerStateManager
 
@@ -103,11 +105,21 @@ class Cluster:
         self.topics: dict[str, Topic] = {}
         self.topics_by_id: dict[uuid.UUID, Topic] = {}
         self._producer_ids = itertools.count(1000)
-        self._next_retention_check = 0
+        # as Kafka, the first retention check comes one interval after start-up, not at once
+        self._next_retention_check = self.clock.now_ms() + self.config["log.retention.check.interval.ms"]
         self._next_producer_expiry_check = self.clock.now_ms() + self.config["producer.id.expiration.check.interval.ms"]
         self._leader_cycle = itertools.count()
+        self.groups = GroupCoordinator(self.config, self.clock, self._partition_exists)
 
     # -- topics ---------------------------------------------------------
+
+    def _partition_exists(self, topic: str, partition: int) -> bool:
+        found = self.topics.get(topic)
+        return found is not None and 0 <= partition < len(found.partitions)
+
+    def coordinator_node(self, key: str) -> Node:
+        """The node that coordinates a group or transactional id (a stable hash over the nodes)."""
+        return self.nodes[zlib.crc32(key.encode()) % len(self.nodes)]
 
     def node(self, node_id: int) -> Node | None:
         return next((n for n in self.nodes if n.node_id == node_id), None)
@@ -180,6 +192,7 @@ class Cluster:
         if topic is None:
             raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "This server does not host this topic-partition.")
         del self.topics_by_id[topic.topic_id]
+        self.groups.forget_topic(name)
         return topic
 
     def partition(self, topic_name: str, index: int) -> Partition:
@@ -307,7 +320,8 @@ class Cluster:
     # -- time ------------------------------------------------------------
 
     def tick(self) -> None:
-        """Run what is due on the clock: retention and producer-id expiration."""
+        """Run what is due on the clock: group deadlines, retention and producer-id expiration."""
+        self.groups.tick()
         now = self.clock.now_ms()
         if now >= self._next_retention_check:
             self._next_retention_check = now + self.config["log.retention.check.interval.ms"]

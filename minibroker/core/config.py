@@ -185,6 +185,20 @@ BROKER_CONFIGS: dict[str, ConfigDef] = {c.name: c for c in [
               "How often expired producer ids are removed", minimum=1),
     ConfigDef("transaction.max.timeout.ms", _I, 900000, "Largest transaction timeout a producer may ask for",
               minimum=1),
+    ConfigDef("group.min.session.timeout.ms", _I, 6000, "Shortest session timeout a group member may ask for",
+              minimum=0),
+    ConfigDef("group.max.session.timeout.ms", _I, 1800000, "Longest session timeout a group member may ask for",
+              minimum=0),
+    ConfigDef("group.initial.rebalance.delay.ms", _I, 0,
+              "Wait before the first rebalance of an empty group completes (Kafka's default is 3000; 0 here)",
+              minimum=0),
+    ConfigDef("group.max.size", _I, INT_MAX, "Most members a classic group may have", minimum=1),
+    ConfigDef("offsets.retention.minutes", _I, 10080, "How long committed offsets of an empty group are kept",
+              minimum=1),
+    ConfigDef("offsets.retention.check.interval.ms", _L, 600000, "How often expired offsets are removed",
+              minimum=1),
+    ConfigDef("offset.metadata.max.bytes", _I, 4096, "Largest metadata string an offset commit may carry",
+              minimum=0),
 ]}
 
 TOPIC_CONFIGS: dict[str, ConfigDef] = {c.name: c for c in [

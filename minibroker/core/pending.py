@@ -13,7 +13,7 @@ class Pending:
     once); the server awaits completion and arms a timer for `deadline_ms`.
     """
 
-    __slots__ = ("deadline_ms", "_build", "_done", "_result", "_callbacks", "_on_finish")
+    __slots__ = ("deadline_ms", "_build", "_done", "_result", "_callbacks", "_on_finish", "_source")
 
     def __init__(self, build: Callable[[], Any], deadline_ms: int) -> None:
         self.deadline_ms = deadline_ms
@@ -22,6 +22,7 @@ class Pending:
         self._result: Any = None
         self._callbacks: list[Callable[[Pending], None]] = []
         self._on_finish: list[Callable[[], None]] = []
+        self._source: Pending | None = None
 
     @property
     def done(self) -> bool:
@@ -40,9 +41,19 @@ class Pending:
         else:
             self._callbacks.append(callback)
 
+    def then(self, transform: Callable[[Any], Any]) -> Pending:
+        """A Pending that completes with `transform(result)` when this one completes."""
+        follower = Pending(lambda: transform(self.result()), self.deadline_ms)
+        follower._source = self
+        self.add_done_callback(lambda _source: follower.complete())
+        return follower
+
     def complete(self) -> None:
         """End the wait now and build the response."""
         if self._done:
+            return
+        if self._source is not None and not self._source.done:
+            self._source.complete()  # its callback completes this one
             return
         self._done = True
         for finish in self._on_finish:

@@ -29,6 +29,12 @@ from kafka.protocol.admin import (
     IncrementalAlterConfigsRequest,
     IncrementalAlterConfigsResponse,
 )
+from kafka.protocol.admin.groups import (
+    DescribeGroupsRequest,
+    DescribeGroupsResponse,
+    ListGroupsRequest,
+    ListGroupsResponse,
+)
 from kafka.protocol.api_message import ApiMessage
 from kafka.protocol.consumer import (
     FetchRequest,
@@ -38,12 +44,29 @@ from kafka.protocol.consumer import (
     OffsetForLeaderEpochRequest,
     OffsetForLeaderEpochResponse,
 )
+from kafka.protocol.consumer.group import (
+    HeartbeatRequest,
+    HeartbeatResponse,
+    JoinGroupRequest,
+    JoinGroupResponse,
+    LeaveGroupRequest,
+    LeaveGroupResponse,
+    OffsetCommitRequest,
+    OffsetCommitResponse,
+    OffsetDeleteRequest,
+    OffsetDeleteResponse,
+    OffsetFetchRequest,
+    OffsetFetchResponse,
+    SyncGroupRequest,
+    SyncGroupResponse,
+)
 from kafka.protocol.metadata import (
     ApiVersionsRequest,
     ApiVersionsResponse,
     MetadataRequest,
     MetadataResponse,
 )
+from kafka.protocol.metadata.find_coordinator import FindCoordinatorRequest, FindCoordinatorResponse
 from kafka.protocol.producer import InitProducerIdRequest, InitProducerIdResponse
 
 import minibroker.schemas as _schemas
@@ -58,6 +81,14 @@ class ProduceRequest(ApiMessage, load_json=_schemas):  # type: ignore[call-arg]
 
 class ProduceResponse(ApiMessage, load_json=_schemas):  # type: ignore[call-arg]
     """ProduceResponse 3-14; v14 adds tag 1 ProducerStateBatchesToRetain per partition."""
+
+
+class DeleteGroupsRequest(ApiMessage, load_json=_schemas):  # type: ignore[call-arg]
+    """DeleteGroupsRequest 0-3 (Kafka's definition; the bundled one stops at 2)."""
+
+
+class DeleteGroupsResponse(ApiMessage, load_json=_schemas):  # type: ignore[call-arg]
+    """DeleteGroupsResponse 0-3; v3 adds a per-group ErrorMessage."""
 
 
 try:  # DescribeTopicPartitions lives in different modules across kafka-python releases
@@ -92,6 +123,17 @@ MESSAGE_PAIRS: list[tuple[Any, Any]] = [
     (DescribeClusterRequest, DescribeClusterResponse),
     (DescribeProducersRequest, DescribeProducersResponse),
     (DescribeTopicPartitionsRequest, DescribeTopicPartitionsResponse),
+    (FindCoordinatorRequest, FindCoordinatorResponse),
+    (JoinGroupRequest, JoinGroupResponse),
+    (SyncGroupRequest, SyncGroupResponse),
+    (HeartbeatRequest, HeartbeatResponse),
+    (LeaveGroupRequest, LeaveGroupResponse),
+    (OffsetCommitRequest, OffsetCommitResponse),
+    (OffsetFetchRequest, OffsetFetchResponse),
+    (DescribeGroupsRequest, DescribeGroupsResponse),
+    (ListGroupsRequest, ListGroupsResponse),
+    (DeleteGroupsRequest, DeleteGroupsResponse),
+    (OffsetDeleteRequest, OffsetDeleteResponse),
 ]
 
 REQUESTS: dict[int, Any] = {req.API_KEY: req for req, _ in MESSAGE_PAIRS}

@@ -16,7 +16,7 @@ from .connection import KafkaConnection
 
 log = logging.getLogger("minibroker")
 
-TICK_INTERVAL_S = 0.5
+TICK_INTERVAL_S = 0.1  # session and rebalance deadlines are checked this often
 
 
 class Broker:

@@ -42,6 +42,7 @@ class KafkaConnection(asyncio.BufferedProtocol):
         self.node = node
         self.transport: asyncio.Transport | None = None
         self.peer = "?"
+        self.client_host = ""
         self._scratch = bytearray(_SCRATCH_SIZE)
         self._scratch_view = memoryview(self._scratch)
         self._filled = 0  # bytes of scratch holding unparsed data
@@ -60,6 +61,7 @@ class KafkaConnection(asyncio.BufferedProtocol):
         self._registry.add(self)
         peer = transport.get_extra_info("peername")
         self.peer = f"{peer[0]}:{peer[1]}" if peer else "?"
+        self.client_host = f"/{peer[0]}" if peer else ""  # Kafka shows hosts as "/127.0.0.1"
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._registry.discard(self)
@@ -139,7 +141,7 @@ class KafkaConnection(asyncio.BufferedProtocol):
         if self._closed:
             return
         try:
-            outcome = handle_frame(memoryview(frame), self.cluster, self.node)
+            outcome = handle_frame(memoryview(frame), self.cluster, self.node, self.client_host)
         except CloseConnection as exc:
             self._close(str(exc))
             return

@@ -60,6 +60,7 @@ from minibroker.apis import API_MODULES
 from minibroker.protocol.messages import REQUESTS, RESPONSES
 
 PRODUCE = 0
+DELETE_GROUPS = 42
 
 # (direction, api key, version) served by us that kio 0.6.5 has no schema for.  The list
 # is explicit so a new gap (a kio upgrade dropping a version, or us serving a version kio
@@ -67,6 +68,8 @@ PRODUCE = 0
 EXPECTED_KIO_GAPS = {
     ("request", PRODUCE, 14),  # KIP-1269; v14 request is v13 again, see the v14 tests below
     ("response", PRODUCE, 14),  # KIP-1269 tag 1 ProducerStateBatchesToRetain, see below
+    ("request", DELETE_GROUPS, 3),  # same body as v2, see test_delete_groups_v3_by_hand
+    ("response", DELETE_GROUPS, 3),  # v2 plus a per-group ErrorMessage, see test_delete_groups_v3_by_hand
 }
 
 SERVED = [
@@ -700,3 +703,26 @@ def test_produce_v14_request_is_v13_on_the_wire(variant: str) -> None:
     assert _norm_ours(ProduceRequest.decode(data, version=14), fields_json, 14) == expected
     assert bytes(ours.encode(version=14)) == data
     assert _norm_kio(_kio_decode(kio_cls, data), fields_json, 13) == expected
+
+
+def test_delete_groups_v3_by_hand() -> None:
+    """DeleteGroups v3 (kio has none): the request is v2's body; each result gains a nullable ErrorMessage."""
+    request = REQUESTS[DELETE_GROUPS](groups_names=["g1", "g2"])
+    assert bytes(request.encode(version=3)) == bytes(request.encode(version=2))
+    assert bytes(request.encode(version=3)) == b"\x03\x03g1\x03g2\x00"
+    response_class = RESPONSES[DELETE_GROUPS]
+    results = [response_class.DeletableGroupResult(group_id="g1", error_code=68, error_message="not empty"),
+               response_class.DeletableGroupResult(group_id="g2", error_code=0, error_message=None)]
+    encoded = bytes(response_class(throttle_time_ms=7, results=results).encode(version=3))
+    expected = (b"\x00\x00\x00\x07"  # throttle_time_ms
+                b"\x03"  # compact array of 2
+                b"\x03g1" b"\x00\x44" b"\x0anot empty" b"\x00"  # group, error 68, message, no tags
+                b"\x03g2" b"\x00\x00" b"\x00" b"\x00"  # group, error 0, null message, no tags
+                b"\x00")  # top-level tags
+    assert encoded == expected
+    v2 = bytes(response_class(throttle_time_ms=7, results=results).encode(version=2))
+    # v2 is the same without the two message fields ("not empty" with its length byte, and a null byte)
+    assert v2 == expected[:12] + expected[22:26] + expected[27:]
+    decoded = response_class.decode(encoded, version=3)
+    assert [(r.group_id, r.error_code, r.error_message) for r in decoded.results] == [
+        ("g1", 68, "not empty"), ("g2", 0, None)]

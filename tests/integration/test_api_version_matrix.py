@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Callable
 from typing import Any
@@ -10,24 +11,36 @@ import pytest
 
 from minibroker.apis import API_MODULES
 from minibroker.protocol import records
+from minibroker.protocol.errors import ErrorCode
 from minibroker.protocol.messages import (
     AlterConfigsRequest,
     ApiVersionsRequest,
     CreatePartitionsRequest,
     CreateTopicsRequest,
+    DeleteGroupsRequest,
     DeleteRecordsRequest,
     DeleteTopicsRequest,
     DescribeClusterRequest,
     DescribeConfigsRequest,
+    DescribeGroupsRequest,
     DescribeProducersRequest,
     DescribeTopicPartitionsRequest,
     FetchRequest,
+    FindCoordinatorRequest,
+    HeartbeatRequest,
     IncrementalAlterConfigsRequest,
     InitProducerIdRequest,
+    JoinGroupRequest,
+    LeaveGroupRequest,
+    ListGroupsRequest,
     ListOffsetsRequest,
     MetadataRequest,
+    OffsetCommitRequest,
+    OffsetDeleteRequest,
+    OffsetFetchRequest,
     OffsetForLeaderEpochRequest,
     ProduceRequest,
+    SyncGroupRequest,
 )
 from minibroker.testing.wire import WireClient
 from tests.helpers import unique_topic
@@ -46,7 +59,7 @@ class Env:
 
 def produce(env: Env, v: int) -> Any:
     data = ProduceRequest.TopicProduceData(partition_data=[ProduceRequest.TopicProduceData.PartitionProduceData(
-        index=0, records=records.build_batch([(b"k", b"v")], timestamp=1_700_000_000_000))])
+        index=0, records=records.build_batch([(b"k", b"v")], timestamp=int(time.time() * 1000)))])
     if v >= 13:
         data.topic_id = env.topic_id
     else:
@@ -84,6 +97,34 @@ def delete_topics(env: Env, v: int) -> Any:
                                    timeout_ms=1000)
     return DeleteTopicsRequest(topic_names=["does-not-exist"], timeout_ms=1000)
 
+
+def offset_commit(env: Env, v: int) -> Any:
+    topic = OffsetCommitRequest.OffsetCommitRequestTopic(partitions=[
+        OffsetCommitRequest.OffsetCommitRequestTopic.OffsetCommitRequestPartition(
+            partition_index=0, committed_offset=1, committed_metadata="")])
+    if v >= 10:
+        topic.topic_id = env.topic_id
+    else:
+        topic.name = env.topic
+    return OffsetCommitRequest(group_id="matrix-group", generation_id_or_member_epoch=-1, member_id="",
+                               topics=[topic])
+
+
+def offset_fetch(env: Env, v: int) -> Any:
+    if v >= 8:
+        return OffsetFetchRequest(groups=[OffsetFetchRequest.OffsetFetchRequestGroup(
+            group_id="matrix-group", topics=None)])
+    return OffsetFetchRequest(group_id="matrix-group", topics=[OffsetFetchRequest.OffsetFetchRequestTopic(
+        name=env.topic, partition_indexes=[0])])
+
+
+def offset_fetch_errors(response: Any) -> list[int]:
+    if response.groups:
+        return [g.error_code for g in response.groups]
+    return [response.error_code] + [p.error_code for t in response.topics for p in t.partitions]
+
+
+MEMBERLESS = {ErrorCode.UNKNOWN_MEMBER_ID}
 
 BUILDERS: dict[int, tuple[Callable[[Env, int], Any], Callable[[Any], list[int]]]] = {
     0: (produce, lambda r: [p.error_code for t in r.responses for p in t.partition_responses]),
@@ -125,6 +166,30 @@ BUILDERS: dict[int, tuple[Callable[[Env, int], Any], Callable[[Any], list[int]]]
     61: (lambda env, v: DescribeProducersRequest(topics=[DescribeProducersRequest.TopicRequest(
         name=env.topic, partition_indexes=[0])]),
         lambda r: [p.error_code for t in r.topics for p in t.partitions]),
+    8: (offset_commit, lambda r: [p.error_code for t in r.topics for p in t.partitions]),
+    9: (offset_fetch, offset_fetch_errors),
+    10: (lambda env, v: FindCoordinatorRequest(key="g", key_type=0, coordinator_keys=["g"]),
+         lambda r: [c.error_code for c in r.coordinators] if r.coordinators else [r.error_code]),
+    11: (lambda env, v: JoinGroupRequest(group_id=f"matrix-join-{v}", session_timeout_ms=10000,
+                                         rebalance_timeout_ms=10000, member_id="", protocol_type="consumer",
+                                         protocols=[JoinGroupRequest.JoinGroupRequestProtocol(name="range",
+                                                                                              metadata=b"")]),
+         lambda r: [0 if r.error_code == ErrorCode.MEMBER_ID_REQUIRED and r.member_id else r.error_code]),
+    12: (lambda env, v: HeartbeatRequest(group_id="none", generation_id=1, member_id="m"),
+         lambda r: [0 if r.error_code in MEMBERLESS else r.error_code]),
+    13: (lambda env, v: LeaveGroupRequest(group_id="none", member_id="m", members=[
+        LeaveGroupRequest.MemberIdentity(member_id="m")]),
+        lambda r: [0 if r.error_code in MEMBERLESS else r.error_code]),
+    14: (lambda env, v: SyncGroupRequest(group_id="none", generation_id=1, member_id="m", assignments=[]),
+         lambda r: [0 if r.error_code in MEMBERLESS else r.error_code]),
+    15: (lambda env, v: DescribeGroupsRequest(groups=["matrix-group"]), lambda r: [g.error_code for g in r.groups]),
+    16: (lambda env, v: ListGroupsRequest(), lambda r: [r.error_code, int(not r.groups)]),
+    42: (lambda env, v: DeleteGroupsRequest(groups_names=["never-created"]),
+         lambda r: [0 if g.error_code == ErrorCode.GROUP_ID_NOT_FOUND else g.error_code for g in r.results]),
+    47: (lambda env, v: OffsetDeleteRequest(group_id="matrix-group", topics=[
+        OffsetDeleteRequest.OffsetDeleteRequestTopic(name=env.topic, partitions=[
+            OffsetDeleteRequest.OffsetDeleteRequestTopic.OffsetDeleteRequestPartition(partition_index=0)])]),
+        lambda r: [r.error_code] + [p.error_code for t in r.topics for p in t.partitions]),
     75: (lambda env, v: DescribeTopicPartitionsRequest(topics=[DescribeTopicPartitionsRequest.TopicRequest(
         name=env.topic)], response_partition_limit=1),
         lambda r: [t.error_code for t in r.topics] + [int(r.next_cursor is None)]),

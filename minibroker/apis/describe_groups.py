@@ -1,0 +1,48 @@
+"""DescribeGroups (15): state, protocol and members of classic groups."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..core.group_coordinator import GroupState
+from ..protocol.errors import ErrorCode
+from ..protocol.messages import DescribeGroupsRequest, DescribeGroupsResponse
+from .context import RequestContext
+from .group_common import coordinator_error
+
+API_KEY = 15
+MIN_VERSION, MAX_VERSION = 0, 6
+
+# KIP-1043: from v6 an unknown group is GROUP_ID_NOT_FOUND rather than a "Dead" entry.
+NOT_FOUND_ERROR_FROM = 6
+
+_Group = DescribeGroupsResponse.DescribedGroup
+_Member = _Group.DescribedGroupMember
+
+
+def handle(request: DescribeGroupsRequest, ctx: RequestContext) -> DescribeGroupsResponse:
+    return DescribeGroupsResponse(throttle_time_ms=0, groups=[_describe(ctx, group_id) for group_id in request.groups])
+
+
+def _describe(ctx: RequestContext, group_id: str) -> Any:
+    error = coordinator_error(ctx, group_id)
+    group = ctx.cluster.groups.groups.get(group_id) if error is None else None
+    if group is None:
+        message = None
+        if error is None and ctx.api_version >= NOT_FOUND_ERROR_FROM:
+            error, message = ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} not found."
+        return _Group(error_code=error or 0, error_message=message, group_id=group_id,
+                      group_state=GroupState.DEAD.value, protocol_type="", protocol_data="", members=[],
+                      authorized_operations=None)
+    stable = group.state is GroupState.STABLE
+    members = [
+        _Member(member_id=m.member_id, group_instance_id=m.group_instance_id, client_id=m.client_id,
+                client_host=m.client_host,
+                member_metadata=m.metadata_for(group.protocol_name) if stable else b"",
+                member_assignment=m.assignment if stable else b"")
+        for m in group.members.values()
+    ]
+    return _Group(error_code=0, error_message=None, group_id=group_id, group_state=group.state.value,
+                  protocol_type=group.protocol_type or "",
+                  protocol_data=(group.protocol_name or "") if stable else "", members=members,
+                  authorized_operations=None)

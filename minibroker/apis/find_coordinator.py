@@ -1,0 +1,34 @@
+"""FindCoordinator (10): the node coordinating a group or a transactional id."""
+
+from __future__ import annotations
+
+from ..protocol.errors import ErrorCode
+from ..protocol.messages import FindCoordinatorRequest, FindCoordinatorResponse
+from .context import RequestContext
+
+API_KEY = 10
+MIN_VERSION, MAX_VERSION = 0, 6
+
+GROUP, TRANSACTION = 0, 1
+
+
+def handle(request: FindCoordinatorRequest, ctx: RequestContext) -> FindCoordinatorResponse:
+    key_type = request.key_type if ctx.api_version >= 1 else GROUP
+    if ctx.api_version >= 4:
+        coordinators = []
+        for key in request.coordinator_keys:
+            code, node = _lookup(ctx, key, key_type)
+            coordinators.append(FindCoordinatorResponse.Coordinator(
+                key=key, node_id=node.node_id if node else -1, host=node.host if node else "",
+                port=node.port if node else -1, error_code=code, error_message=None))
+        return FindCoordinatorResponse(throttle_time_ms=0, coordinators=coordinators)
+    code, node = _lookup(ctx, request.key, key_type)
+    return FindCoordinatorResponse(throttle_time_ms=0, error_code=code, error_message=None,
+                                   node_id=node.node_id if node else -1, host=node.host if node else "",
+                                   port=node.port if node else -1)
+
+
+def _lookup(ctx: RequestContext, key: str, key_type: int):  # type: ignore[no-untyped-def]
+    if key_type not in (GROUP, TRANSACTION):
+        return ErrorCode.INVALID_REQUEST, None
+    return ErrorCode.NONE, ctx.cluster.coordinator_node(key)

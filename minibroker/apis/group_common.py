@@ -1,0 +1,13 @@
+"""Shared by the group APIs: the coordinator check every group request starts with."""
+
+from __future__ import annotations
+
+from ..protocol.errors import ErrorCode
+from .context import RequestContext
+
+
+def coordinator_error(ctx: RequestContext, group_id: str) -> ErrorCode | None:
+    """NOT_COORDINATOR when this node does not coordinate `group_id`, else None."""
+    if ctx.cluster.coordinator_node(group_id).node_id != ctx.node.node_id:
+        return ErrorCode.NOT_COORDINATOR
+    return None

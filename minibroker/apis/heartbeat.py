@@ -1,0 +1,20 @@
+"""Heartbeat (12): keep a member's session alive; learn of a rebalance."""
+
+from __future__ import annotations
+
+from ..protocol.messages import HeartbeatRequest, HeartbeatResponse
+from .context import RequestContext
+from .group_common import coordinator_error
+
+API_KEY = 12
+MIN_VERSION, MAX_VERSION = 0, 4
+
+
+def handle(request: HeartbeatRequest, ctx: RequestContext) -> HeartbeatResponse:
+    error = coordinator_error(ctx, request.group_id)
+    if error is None:
+        error = ctx.cluster.groups.heartbeat(
+            request.group_id, request.generation_id, request.member_id,
+            request.group_instance_id if ctx.api_version >= 3 else None,
+        )
+    return HeartbeatResponse(throttle_time_ms=0, error_code=error)

@@ -1,0 +1,31 @@
+"""LeaveGroup (13): members leave (one in v0-2, a batch with instance ids from v3)."""
+
+from __future__ import annotations
+
+from ..protocol.messages import LeaveGroupRequest, LeaveGroupResponse
+from .context import RequestContext
+from .group_common import coordinator_error
+
+API_KEY = 13
+MIN_VERSION, MAX_VERSION = 0, 5
+
+
+def handle(request: LeaveGroupRequest, ctx: RequestContext) -> LeaveGroupResponse:
+    version = ctx.api_version
+    if version >= 3:
+        leaving = [(m.member_id, m.group_instance_id) for m in request.members]
+    else:
+        leaving = [(request.member_id, None)]
+    error = coordinator_error(ctx, request.group_id)
+    if error is not None:
+        errors = [error for _ in leaving]
+    else:
+        error, errors = ctx.cluster.groups.leave(request.group_id, leaving)
+    if version < 3:
+        return LeaveGroupResponse(throttle_time_ms=0, error_code=error if error else errors[0])
+    return LeaveGroupResponse(
+        throttle_time_ms=0, error_code=error,
+        members=[LeaveGroupResponse.MemberResponse(member_id=member_id, group_instance_id=instance_id,
+                                                   error_code=code)
+                 for (member_id, instance_id), code in zip(leaving, errors, strict=True)],
+    )

@@ -1,0 +1,25 @@
+"""ListGroups (16): every group, filtered by state (v4+) and type (v5+)."""
+
+from __future__ import annotations
+
+from ..protocol.messages import ListGroupsRequest, ListGroupsResponse
+from .context import RequestContext
+
+API_KEY = 16
+MIN_VERSION, MAX_VERSION = 0, 5
+
+CLASSIC = "classic"
+
+
+def handle(request: ListGroupsRequest, ctx: RequestContext) -> ListGroupsResponse:
+    states = {s.lower() for s in request.states_filter} if ctx.api_version >= 4 else set()
+    types = {t.lower() for t in request.types_filter} if ctx.api_version >= 5 else set()
+    groups = []
+    for group in ctx.cluster.groups.groups.values():
+        if states and group.state.value.lower() not in states:
+            continue
+        if types and CLASSIC not in types:
+            continue
+        groups.append(ListGroupsResponse.ListedGroup(group_id=group.group_id, protocol_type=group.protocol_type or "",
+                                                     group_state=group.state.value, group_type=CLASSIC))
+    return ListGroupsResponse(throttle_time_ms=0, error_code=0, groups=groups)

@@ -1,0 +1,670 @@
+"""Classic consumer groups and committed offsets, as Kafka's group coordinator keeps them.
+
+States: Empty, PreparingRebalance, CompletingRebalance, Stable, Dead. A join
+completes as soon as every known member has rejoined (with
+`group.initial.rebalance.delay.ms`, 0 by default here, Kafka's is 3000), or
+at the rebalance timeout, when members that did not rejoin are dropped.
+Session and rebalance deadlines are read from the clock on `tick`, so tests
+move time by hand. JoinGroup and SyncGroup answers that must wait are
+`Pending`s the coordinator completes.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from enum import Enum
+
+from ..protocol.consumer_protocol import CONSUMER_PROTOCOL_TYPE, subscribed_topics
+from ..protocol.errors import ErrorCode
+from .clock import Clock
+from .config import BrokerConfig
+from .pending import Pending
+
+# A waiting JoinGroup/SyncGroup is a safety net only: the coordinator answers it at the
+# rebalance or session deadline, well before this extra margin runs out.
+_WAIT_MARGIN_MS = 30_000
+
+
+class GroupState(Enum):
+    """Kafka's classic group states, named as DescribeGroups and ListGroups show them."""
+
+    EMPTY = "Empty"
+    PREPARING_REBALANCE = "PreparingRebalance"
+    COMPLETING_REBALANCE = "CompletingRebalance"
+    STABLE = "Stable"
+    DEAD = "Dead"
+
+
+@dataclass
+class JoinResult:
+    """What a JoinGroup answers."""
+
+    error: ErrorCode
+    member_id: str = ""
+    generation_id: int = -1
+    protocol_type: str | None = None
+    protocol_name: str | None = None
+    leader: str = ""
+    skip_assignment: bool = False
+    members: list[tuple[str, str | None, bytes]] = field(default_factory=list)
+
+
+@dataclass
+class SyncResult:
+    """What a SyncGroup answers."""
+
+    error: ErrorCode
+    protocol_type: str | None = None
+    protocol_name: str | None = None
+    assignment: bytes = b""
+
+
+@dataclass
+class CommittedOffset:
+    """A committed offset with its metadata and commit time."""
+
+    offset: int
+    leader_epoch: int
+    metadata: str
+    commit_timestamp: int
+
+
+@dataclass(eq=False)
+class Member:
+    """One member of a classic group."""
+
+    member_id: str
+    group_instance_id: str | None
+    client_id: str
+    client_host: str
+    session_timeout_ms: int
+    rebalance_timeout_ms: int
+    protocol_type: str
+    protocols: list[tuple[str, bytes]]
+    assignment: bytes = b""
+    session_deadline_ms: int = 0
+    join_waiter: Pending | None = None
+    join_result: JoinResult | None = None
+    sync_waiter: Pending | None = None
+    sync_result: SyncResult | None = None
+
+    def metadata_for(self, protocol: str | None) -> bytes:
+        return next((meta for name, meta in self.protocols if name == protocol), b"")
+
+    def protocol_names(self) -> list[str]:
+        return [name for name, _ in self.protocols]
+
+
+@dataclass(eq=False)
+class Group:
+    """A classic group: members, generation, chosen protocol and committed offsets."""
+
+    group_id: str
+    state: GroupState = GroupState.EMPTY
+    generation_id: int = 0
+    protocol_type: str | None = None
+    protocol_name: str | None = None
+    leader_id: str | None = None
+    members: dict[str, Member] = field(default_factory=dict)
+    pending_members: dict[str, int] = field(default_factory=dict)  # member id -> deadline (KIP-394)
+    static_members: dict[str, str] = field(default_factory=dict)  # group.instance.id -> member id
+    offsets: dict[tuple[str, int], CommittedOffset] = field(default_factory=dict)
+    rebalance_deadline_ms: int = 0
+    join_not_before_ms: int = 0  # group.initial.rebalance.delay.ms from Empty
+    state_timestamp_ms: int = 0
+
+    def is_static_member_fenced(self, group_instance_id: str | None, member_id: str) -> bool:
+        if group_instance_id is None:
+            return False
+        known = self.static_members.get(group_instance_id)
+        return known is not None and known != member_id
+
+    def rebalance_timeout_ms(self) -> int:
+        return max((m.rebalance_timeout_ms for m in self.members.values()), default=0)
+
+    def all_members_joined(self) -> bool:
+        return not self.pending_members and all(m.join_waiter is not None for m in self.members.values())
+
+    def select_protocol(self) -> str | None:
+        """The protocol every member supports, most preferred by the members' votes."""
+        members = list(self.members.values())
+        if not members:
+            return None
+        candidates = set(members[0].protocol_names())
+        for member in members[1:]:
+            candidates &= set(member.protocol_names())
+        if not candidates:
+            return None
+        votes: dict[str, int] = {}
+        for member in members:
+            choice = next(name for name in member.protocol_names() if name in candidates)
+            votes[choice] = votes.get(choice, 0) + 1
+        order = members[0].protocol_names()
+        return max(candidates, key=lambda name: (votes.get(name, 0), -order.index(name)))
+
+    def supports(self, protocol_type: str, protocols: list[tuple[str, bytes]]) -> bool:
+        """Whether a member with these protocols may join (type matches, a protocol in common)."""
+        if not self.members:
+            return True
+        if protocol_type != self.protocol_type:
+            return False
+        common = set(name for name, _ in protocols)
+        for member in self.members.values():
+            common &= set(member.protocol_names())
+        return bool(common)
+
+    def subscribed_topics(self) -> set[str] | None:
+        """Topics the members subscribe to; None when the protocol type is not `consumer`."""
+        if self.protocol_type != CONSUMER_PROTOCOL_TYPE:
+            return None
+        topics: set[str] = set()
+        for member in self.members.values():
+            topics |= subscribed_topics(member.metadata_for(self.protocol_name))
+        return topics
+
+
+class GroupCoordinator:
+    """Every classic group of the cluster. Sans-IO: time comes from `clock`."""
+
+    def __init__(self, config: BrokerConfig, clock: Clock,
+                 partition_exists: Callable[[str, int], bool]) -> None:
+        self.config = config
+        self.clock = clock
+        self.partition_exists = partition_exists
+        self.groups: dict[str, Group] = {}
+        self._next_offset_expiry_check = 0
+
+    # -- join ------------------------------------------------------------------------
+
+    def join(
+        self,
+        group_id: str,
+        member_id: str,
+        group_instance_id: str | None,
+        client_id: str,
+        client_host: str,
+        session_timeout_ms: int,
+        rebalance_timeout_ms: int,
+        protocol_type: str,
+        protocols: list[tuple[str, bytes]],
+        require_known_member_id: bool,
+        supports_skip_assignment: bool,
+    ) -> JoinResult | Pending:
+        """JoinGroup: a result now, or a Pending completed when the rebalance's join phase ends."""
+        if not group_id:
+            return JoinResult(ErrorCode.INVALID_GROUP_ID, member_id)
+        if not (self.config["group.min.session.timeout.ms"] <= session_timeout_ms
+                <= self.config["group.max.session.timeout.ms"]):
+            return JoinResult(ErrorCode.INVALID_SESSION_TIMEOUT, member_id)
+        if not protocol_type or not protocols:
+            return JoinResult(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, member_id)
+        if sum(len(metadata) for _name, metadata in protocols) > self.config["message.max.bytes"]:
+            # Kafka could not write this member to __consumer_offsets (MESSAGE_TOO_LARGE), which its
+            # coordinator reports as UNKNOWN_SERVER_ERROR.
+            return JoinResult(ErrorCode.UNKNOWN_SERVER_ERROR, member_id)
+        if rebalance_timeout_ms < 0:
+            rebalance_timeout_ms = session_timeout_ms  # JoinGroup v0 has no rebalance timeout
+        group = self.groups.get(group_id)
+        if group is None:
+            if member_id:
+                return JoinResult(ErrorCode.UNKNOWN_MEMBER_ID, member_id)
+            group = self.groups[group_id] = Group(group_id, state_timestamp_ms=self.clock.now_ms())
+        if group.state is GroupState.DEAD:
+            return JoinResult(ErrorCode.COORDINATOR_NOT_AVAILABLE, member_id)
+        if not group.supports(protocol_type, protocols):
+            return JoinResult(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, member_id)
+        if group.is_static_member_fenced(group_instance_id, member_id) and member_id:
+            return JoinResult(ErrorCode.FENCED_INSTANCE_ID, member_id)
+        details = (client_id, client_host, session_timeout_ms, rebalance_timeout_ms, protocol_type, protocols)
+        if not member_id:
+            return self._join_new_member(group, group_instance_id, details, require_known_member_id,
+                                         supports_skip_assignment)
+        return self._join_known_member(group, member_id, group_instance_id, details)
+
+    def _join_new_member(self, group: Group, group_instance_id: str | None, details: tuple,
+                         require_known_member_id: bool, supports_skip_assignment: bool) -> JoinResult | Pending:
+        client_id = details[0]
+        new_id = f"{group_instance_id or client_id}-{uuid.uuid4()}"
+        if group_instance_id is not None:
+            old_id = group.static_members.get(group_instance_id)
+            if old_id is not None and old_id in group.members:
+                return self._replace_static_member(group, old_id, new_id, details, supports_skip_assignment)
+        elif require_known_member_id:
+            # KIP-394: hand out the id first; the member joins with it next.
+            group.pending_members[new_id] = self.clock.now_ms() + details[2]
+            return JoinResult(ErrorCode.MEMBER_ID_REQUIRED, new_id)
+        if len(group.members) >= self.config["group.max.size"]:
+            return JoinResult(ErrorCode.GROUP_MAX_SIZE_REACHED, new_id)
+        member = self._new_member(new_id, group_instance_id, details)
+        return self._add_member_and_rebalance(group, member)
+
+    def _join_known_member(self, group: Group, member_id: str, group_instance_id: str | None,
+                           details: tuple) -> JoinResult | Pending:
+        if member_id in group.pending_members:
+            del group.pending_members[member_id]
+            if len(group.members) >= self.config["group.max.size"]:
+                return JoinResult(ErrorCode.GROUP_MAX_SIZE_REACHED, member_id)
+            return self._add_member_and_rebalance(group, self._new_member(member_id, group_instance_id, details))
+        member = group.members.get(member_id)
+        if member is None or group.state in (GroupState.EMPTY, GroupState.DEAD):
+            return JoinResult(ErrorCode.UNKNOWN_MEMBER_ID, member_id)
+        protocols = details[5]
+        self._touch(member)
+        if group.state is GroupState.PREPARING_REBALANCE:
+            self._update_member(member, details)
+            pending = self._wait_for_join(member)
+            self._try_complete_join(group)
+            return pending
+        same = member.protocols == protocols
+        if group.state is GroupState.COMPLETING_REBALANCE and same:
+            return self._current_generation(group, member)
+        if group.state is GroupState.STABLE and same and member.member_id != group.leader_id:
+            return self._current_generation(group, member)
+        self._update_member(member, details)
+        pending = self._wait_for_join(member)
+        self._prepare_rebalance(group)
+        self._try_complete_join(group)
+        return pending
+
+    def _replace_static_member(self, group: Group, old_id: str, new_id: str, details: tuple,
+                               supports_skip_assignment: bool) -> JoinResult | Pending:
+        """KIP-345: a restarted static member takes over its old entry, without a rebalance when possible."""
+        old = group.members.pop(old_id)
+        self._answer_join(old, JoinResult(ErrorCode.FENCED_INSTANCE_ID, old_id))
+        self._answer_sync(old, SyncResult(ErrorCode.FENCED_INSTANCE_ID))
+        member = old
+        member.member_id = new_id
+        group.members[new_id] = member
+        assert member.group_instance_id is not None
+        group.static_members[member.group_instance_id] = new_id
+        was_leader = group.leader_id == old_id
+        if was_leader:
+            group.leader_id = new_id
+        old_protocols = member.protocols
+        self._update_member(member, details)
+        self._touch(member)
+        if group.state is GroupState.STABLE:
+            unchanged = member.metadata_for(group.protocol_name) == dict(old_protocols).get(group.protocol_name or "")
+            if unchanged and group.select_protocol() == group.protocol_name and (
+                    not was_leader or supports_skip_assignment):
+                result = self._generation_result(group, member, include_members=was_leader)
+                result.skip_assignment = was_leader
+                return result
+        if group.state is GroupState.PREPARING_REBALANCE:
+            pending = self._wait_for_join(member)
+            self._try_complete_join(group)
+            return pending
+        pending = self._wait_for_join(member)
+        self._prepare_rebalance(group)
+        self._try_complete_join(group)
+        return pending
+
+    def _new_member(self, member_id: str, group_instance_id: str | None, details: tuple) -> Member:
+        client_id, client_host, session_timeout, rebalance_timeout, protocol_type, protocols = details
+        return Member(member_id, group_instance_id, client_id, client_host, session_timeout, rebalance_timeout,
+                      protocol_type, list(protocols))
+
+    @staticmethod
+    def _update_member(member: Member, details: tuple) -> None:
+        _client_id, _host, member.session_timeout_ms, member.rebalance_timeout_ms, _type, protocols = details
+        member.protocols = list(protocols)
+
+    def _touch(self, member: Member) -> None:
+        member.session_deadline_ms = self.clock.now_ms() + member.session_timeout_ms
+
+    def _add_member_and_rebalance(self, group: Group, member: Member) -> Pending:
+        if not group.members:
+            group.protocol_type = member.protocol_type
+        group.members[member.member_id] = member
+        if member.group_instance_id is not None:
+            group.static_members[member.group_instance_id] = member.member_id
+        self._touch(member)
+        pending = self._wait_for_join(member)
+        if group.state is not GroupState.PREPARING_REBALANCE:
+            self._prepare_rebalance(group)
+        self._try_complete_join(group)
+        return pending
+
+    def _wait_for_join(self, member: Member) -> Pending:
+        if member.join_waiter is not None and not member.join_waiter.done:
+            # a member re-sending JoinGroup while one is outstanding: answer the old one first
+            self._answer_join(member, JoinResult(ErrorCode.UNKNOWN_MEMBER_ID, member.member_id))
+        member.join_result = None
+        waiter = Pending(lambda: member.join_result or JoinResult(ErrorCode.REBALANCE_IN_PROGRESS,
+                                                                   member.member_id),
+                         self.clock.now_ms() + member.rebalance_timeout_ms + _WAIT_MARGIN_MS)
+        member.join_waiter = waiter
+        return waiter
+
+    @staticmethod
+    def _answer_join(member: Member, result: JoinResult) -> None:
+        waiter = member.join_waiter
+        member.join_waiter = None
+        if waiter is not None and not waiter.done:
+            member.join_result = result
+            waiter.complete()
+
+    @staticmethod
+    def _answer_sync(member: Member, result: SyncResult) -> None:
+        waiter = member.sync_waiter
+        member.sync_waiter = None
+        if waiter is not None and not waiter.done:
+            member.sync_result = result
+            waiter.complete()
+
+    def _prepare_rebalance(self, group: Group) -> None:
+        if group.state is GroupState.COMPLETING_REBALANCE:
+            for member in group.members.values():
+                self._answer_sync(member, SyncResult(ErrorCode.REBALANCE_IN_PROGRESS))
+        now = self.clock.now_ms()
+        if group.state is GroupState.EMPTY:
+            group.join_not_before_ms = now + self.config["group.initial.rebalance.delay.ms"]
+        group.state = GroupState.PREPARING_REBALANCE
+        group.state_timestamp_ms = now
+        group.rebalance_deadline_ms = now + max(group.rebalance_timeout_ms(),
+                                                self.config["group.initial.rebalance.delay.ms"])
+
+    def _try_complete_join(self, group: Group) -> None:
+        if (group.state is GroupState.PREPARING_REBALANCE and group.all_members_joined()
+                and self.clock.now_ms() >= group.join_not_before_ms):
+            self._complete_join(group)
+
+    def _complete_join(self, group: Group) -> None:
+        """End the join phase: drop dynamic members that did not rejoin, start the next generation."""
+        for member in [m for m in group.members.values() if m.join_waiter is None]:
+            if member.group_instance_id is None:
+                self._remove_member(group, member)
+        group.pending_members.clear()
+        group.generation_id += 1
+        now = self.clock.now_ms()
+        group.state_timestamp_ms = now
+        if not group.members:
+            group.state = GroupState.EMPTY
+            group.protocol_name = None
+            group.leader_id = None
+            return
+        group.protocol_name = group.select_protocol()
+        if group.leader_id not in group.members:
+            group.leader_id = next(iter(group.members))
+        group.state = GroupState.COMPLETING_REBALANCE
+        group.rebalance_deadline_ms = now + group.rebalance_timeout_ms()
+        for member in group.members.values():
+            member.assignment = b""
+            member.sync_result = None
+            self._touch(member)
+            self._answer_join(member, self._generation_result(
+                group, member, include_members=member.member_id == group.leader_id))
+
+    def _generation_result(self, group: Group, member: Member, include_members: bool) -> JoinResult:
+        members = []
+        if include_members:
+            members = [(m.member_id, m.group_instance_id, m.metadata_for(group.protocol_name))
+                       for m in group.members.values()]
+        return JoinResult(ErrorCode.NONE, member.member_id, group.generation_id, group.protocol_type,
+                          group.protocol_name, group.leader_id or "", False, members)
+
+    def _current_generation(self, group: Group, member: Member) -> JoinResult:
+        return self._generation_result(group, member, include_members=member.member_id == group.leader_id)
+
+    # -- sync, heartbeat, leave -----------------------------------------------------------
+
+    def _check_member(self, group: Group | None, member_id: str, group_instance_id: str | None,
+                      generation_id: int) -> tuple[ErrorCode, Member | None]:
+        if group is None or group.state is GroupState.DEAD:
+            return (ErrorCode.UNKNOWN_MEMBER_ID if group is None else ErrorCode.COORDINATOR_NOT_AVAILABLE), None
+        if group.is_static_member_fenced(group_instance_id, member_id):
+            return ErrorCode.FENCED_INSTANCE_ID, None
+        member = group.members.get(member_id)
+        if member is None:
+            return ErrorCode.UNKNOWN_MEMBER_ID, None
+        if generation_id != group.generation_id:
+            return ErrorCode.ILLEGAL_GENERATION, member
+        return ErrorCode.NONE, member
+
+    def sync(self, group_id: str, generation_id: int, member_id: str, group_instance_id: str | None,
+             protocol_type: str | None, protocol_name: str | None,
+             assignments: list[tuple[str, bytes]]) -> SyncResult | Pending:
+        """SyncGroup: the member's assignment now, or once the leader has sent them."""
+        group = self.groups.get(group_id)
+        error, member = self._check_member(group, member_id, group_instance_id, generation_id)
+        if error is not ErrorCode.NONE:
+            return SyncResult(error)
+        assert group is not None and member is not None
+        if (protocol_type is not None and protocol_type != group.protocol_type) or (
+                protocol_name is not None and protocol_name != group.protocol_name):
+            return SyncResult(ErrorCode.INCONSISTENT_GROUP_PROTOCOL)
+        self._touch(member)
+        if group.state is GroupState.PREPARING_REBALANCE:
+            return SyncResult(ErrorCode.REBALANCE_IN_PROGRESS)
+        if group.state is GroupState.STABLE:
+            return SyncResult(ErrorCode.NONE, group.protocol_type, group.protocol_name, member.assignment)
+        if group.state is not GroupState.COMPLETING_REBALANCE:
+            return SyncResult(ErrorCode.UNKNOWN_MEMBER_ID)
+        member.sync_result = None
+        waiter = Pending(lambda: member.sync_result or SyncResult(ErrorCode.REBALANCE_IN_PROGRESS),
+                         self.clock.now_ms() + member.session_timeout_ms + _WAIT_MARGIN_MS)
+        member.sync_waiter = waiter
+        if member_id == group.leader_id:
+            given = dict(assignments)
+            group.state = GroupState.STABLE
+            group.state_timestamp_ms = self.clock.now_ms()
+            for each in group.members.values():
+                each.assignment = given.get(each.member_id, b"")
+                self._answer_sync(each, SyncResult(ErrorCode.NONE, group.protocol_type, group.protocol_name,
+                                                   each.assignment))
+        return waiter
+
+    def heartbeat(self, group_id: str, generation_id: int, member_id: str,
+                  group_instance_id: str | None) -> ErrorCode:
+        """Heartbeat: keeps the session alive; tells members of a rebalance."""
+        group = self.groups.get(group_id)
+        error, member = self._check_member(group, member_id, group_instance_id, generation_id)
+        if member is not None:
+            self._touch(member)
+        if error is not ErrorCode.NONE:
+            return error
+        assert group is not None
+        if group.state is GroupState.EMPTY:
+            return ErrorCode.UNKNOWN_MEMBER_ID
+        if group.state is GroupState.PREPARING_REBALANCE:
+            return ErrorCode.REBALANCE_IN_PROGRESS
+        return ErrorCode.NONE
+
+    def leave(self, group_id: str, members: list[tuple[str, str | None]]) -> tuple[ErrorCode, list[ErrorCode]]:
+        """LeaveGroup: (group error, one error per leaving member)."""
+        group = self.groups.get(group_id)
+        if group is None:
+            return ErrorCode.UNKNOWN_MEMBER_ID, [ErrorCode.UNKNOWN_MEMBER_ID for _ in members]
+        if group.state is GroupState.DEAD:
+            return ErrorCode.COORDINATOR_NOT_AVAILABLE, [ErrorCode.COORDINATOR_NOT_AVAILABLE for _ in members]
+        errors = []
+        left = False
+        for member_id, group_instance_id in members:
+            if group_instance_id is not None:
+                known = group.static_members.get(group_instance_id)
+                if known is None:
+                    errors.append(ErrorCode.UNKNOWN_MEMBER_ID)
+                    continue
+                if member_id and member_id != known:
+                    errors.append(ErrorCode.FENCED_INSTANCE_ID)
+                    continue
+                member_id = known
+            if member_id in group.pending_members:
+                del group.pending_members[member_id]
+                errors.append(ErrorCode.NONE)
+                continue
+            member = group.members.get(member_id)
+            if member is None:
+                errors.append(ErrorCode.UNKNOWN_MEMBER_ID)
+                continue
+            self._remove_member(group, member)
+            left = True
+            errors.append(ErrorCode.NONE)
+        if left:
+            self._after_member_removed(group)
+        return ErrorCode.NONE, errors
+
+    def _remove_member(self, group: Group, member: Member) -> None:
+        group.members.pop(member.member_id, None)
+        if member.group_instance_id is not None and group.static_members.get(member.group_instance_id) == \
+                member.member_id:
+            del group.static_members[member.group_instance_id]
+        self._answer_join(member, JoinResult(ErrorCode.UNKNOWN_MEMBER_ID, member.member_id))
+        self._answer_sync(member, SyncResult(ErrorCode.UNKNOWN_MEMBER_ID))
+
+    def _after_member_removed(self, group: Group) -> None:
+        if group.state in (GroupState.STABLE, GroupState.COMPLETING_REBALANCE):
+            self._prepare_rebalance(group)
+        self._try_complete_join(group)
+
+    # -- time ------------------------------------------------------------------------------
+
+    def tick(self) -> None:
+        """Expire sessions, end overdue rebalances, drop expired offsets."""
+        now = self.clock.now_ms()
+        for group in list(self.groups.values()):
+            for pending_id, deadline in list(group.pending_members.items()):
+                if now >= deadline:
+                    del group.pending_members[pending_id]
+            if group.state is GroupState.PREPARING_REBALANCE:
+                if now >= group.rebalance_deadline_ms or (group.all_members_joined()
+                                                           and now >= group.join_not_before_ms):
+                    self._complete_join(group)
+                continue
+            if group.state is GroupState.COMPLETING_REBALANCE and now >= group.rebalance_deadline_ms:
+                # the leader never sent the assignment: members that did not sync go, the rest rejoin
+                for member in [m for m in group.members.values() if m.sync_waiter is None]:
+                    self._remove_member(group, member)
+                self._prepare_rebalance(group)
+                self._try_complete_join(group)
+                continue
+            expired = [m for m in group.members.values()
+                       if now >= m.session_deadline_ms and m.join_waiter is None and m.sync_waiter is None]
+            for member in expired:
+                self._remove_member(group, member)
+            if expired:
+                self._after_member_removed(group)
+        if now >= self._next_offset_expiry_check:
+            self._next_offset_expiry_check = now + self.config["offsets.retention.check.interval.ms"]
+            self.expire_offsets()
+
+    def expire_offsets(self) -> None:
+        """Drop offsets of groups empty for longer than `offsets.retention.minutes` (Kafka's rule)."""
+        now = self.clock.now_ms()
+        retention_ms = self.config["offsets.retention.minutes"] * 60_000
+        for group in list(self.groups.values()):
+            if group.state is not GroupState.EMPTY:
+                continue
+            for key, committed in list(group.offsets.items()):
+                if now - max(committed.commit_timestamp, group.state_timestamp_ms) >= retention_ms:
+                    del group.offsets[key]
+            if not group.offsets and not group.members:
+                group.state = GroupState.DEAD
+                del self.groups[group.group_id]
+
+    # -- offsets -----------------------------------------------------------------------------
+
+    def commit_offsets(self, group_id: str, generation_id: int, member_id: str, group_instance_id: str | None,
+                       offsets: list[tuple[str, int, int, int, str | None]]) -> list[ErrorCode]:
+        """OffsetCommit: one error per (topic, partition, offset, leader epoch, metadata)."""
+        group = self.groups.get(group_id)
+        error = ErrorCode.NONE
+        if not group_id:
+            error = ErrorCode.INVALID_GROUP_ID
+        elif group is None:
+            if generation_id < 0:
+                group = self.groups[group_id] = Group(group_id, state_timestamp_ms=self.clock.now_ms())
+            else:
+                error = ErrorCode.ILLEGAL_GENERATION
+        if group is not None and error is ErrorCode.NONE:
+            error = self._commit_allowed(group, generation_id, member_id, group_instance_id)
+        if error is not ErrorCode.NONE:
+            return [error for _ in offsets]
+        assert group is not None
+        member = group.members.get(member_id)
+        if member is not None:
+            self._touch(member)
+        now = self.clock.now_ms()
+        max_metadata = self.config["offset.metadata.max.bytes"]
+        errors = []
+        for topic, partition, offset, leader_epoch, metadata in offsets:
+            if not self.partition_exists(topic, partition):
+                errors.append(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+            elif metadata is not None and len(metadata.encode()) > max_metadata:
+                errors.append(ErrorCode.OFFSET_METADATA_TOO_LARGE)
+            else:
+                group.offsets[(topic, partition)] = CommittedOffset(offset, leader_epoch, metadata or "", now)
+                errors.append(ErrorCode.NONE)
+        return errors
+
+    @staticmethod
+    def _commit_allowed(group: Group, generation_id: int, member_id: str, group_instance_id: str | None) -> ErrorCode:
+        if group.state is GroupState.DEAD:
+            return ErrorCode.COORDINATOR_NOT_AVAILABLE
+        if group.is_static_member_fenced(group_instance_id, member_id):
+            return ErrorCode.FENCED_INSTANCE_ID
+        if generation_id < 0 and group.state is GroupState.EMPTY:
+            return ErrorCode.NONE  # a group not managed by the coordinator (manual assignment)
+        if group.state is GroupState.COMPLETING_REBALANCE:
+            return ErrorCode.REBALANCE_IN_PROGRESS
+        if member_id not in group.members:
+            return ErrorCode.UNKNOWN_MEMBER_ID
+        if generation_id != group.generation_id:
+            return ErrorCode.ILLEGAL_GENERATION
+        return ErrorCode.NONE
+
+    def fetch_offsets(self, group_id: str, partitions: list[tuple[str, int]] | None
+                      ) -> list[tuple[str, int, CommittedOffset | None]]:
+        """OffsetFetch: the committed offset of each partition (None if none); all of them if `partitions` is None."""
+        group = self.groups.get(group_id)
+        offsets = group.offsets if group is not None else {}
+        if partitions is None:
+            return [(topic, partition, committed) for (topic, partition), committed in sorted(offsets.items())]
+        return [(topic, partition, offsets.get((topic, partition))) for topic, partition in partitions]
+
+    def delete_offsets(self, group_id: str, partitions: list[tuple[str, int]]) -> tuple[ErrorCode, list[ErrorCode]]:
+        """OffsetDelete: (group error, one error per partition)."""
+        group = self.groups.get(group_id)
+        if group is None or group.state is GroupState.DEAD:
+            return ErrorCode.GROUP_ID_NOT_FOUND, []
+        subscribed: set[str] = set()
+        if group.state is not GroupState.EMPTY:
+            topics = group.subscribed_topics()
+            if topics is None:
+                return ErrorCode.NON_EMPTY_GROUP, []
+            subscribed = topics
+        errors = []
+        for topic, partition in partitions:
+            if topic in subscribed:
+                errors.append(ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC)
+            else:
+                group.offsets.pop((topic, partition), None)
+                errors.append(ErrorCode.NONE)
+        return ErrorCode.NONE, errors
+
+    # -- admin -------------------------------------------------------------------------------
+
+    def delete_groups(self, group_ids: list[str]) -> list[ErrorCode]:
+        """DeleteGroups: one error per group id."""
+        errors = []
+        for group_id in group_ids:
+            group = self.groups.get(group_id)
+            if not group_id:
+                errors.append(ErrorCode.INVALID_GROUP_ID)
+            elif group is None or group.state is GroupState.DEAD:
+                errors.append(ErrorCode.GROUP_ID_NOT_FOUND)
+            elif group.state is not GroupState.EMPTY:
+                errors.append(ErrorCode.NON_EMPTY_GROUP)
+            else:
+                group.state = GroupState.DEAD
+                del self.groups[group_id]
+                errors.append(ErrorCode.NONE)
+        return errors
+
+    def forget_topic(self, topic: str) -> None:
+        """Drop committed offsets of a deleted topic."""
+        for group in self.groups.values():
+            for key in [key for key in group.offsets if key[0] == topic]:
+                del group.offsets[key]
