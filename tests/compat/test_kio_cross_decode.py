@@ -722,7 +722,7 @@ def test_delete_groups_v3_by_hand() -> None:
     assert encoded == expected
     v2 = bytes(response_class(throttle_time_ms=7, results=results).encode(version=2))
     # v2 is the same without the two message fields ("not empty" with its length byte, and a null byte)
-    assert v2 == expected[:12] + expected[22:26] + expected[27:]
+    assert v2 == expected[:10] + expected[20:26] + expected[27:]
     decoded = response_class.decode(encoded, version=3)
     assert [(r.group_id, r.error_code, r.error_message) for r in decoded.results] == [
         ("g1", 68, "not empty"), ("g2", 0, None)]
