@@ -5,6 +5,8 @@ from __future__ import annotations
 from types import ModuleType
 
 from . import (
+    add_offsets_to_txn,
+    add_partitions_to_txn,
     alter_configs,
     api_versions,
     create_partitions,
@@ -17,6 +19,8 @@ from . import (
     describe_groups,
     describe_producers,
     describe_topic_partitions,
+    describe_transactions,
+    end_txn,
     fetch,
     find_coordinator,
     heartbeat,
@@ -26,6 +30,7 @@ from . import (
     leave_group,
     list_groups,
     list_offsets,
+    list_transactions,
     metadata,
     offset_commit,
     offset_delete,
@@ -33,6 +38,7 @@ from . import (
     offset_for_leader_epoch,
     produce,
     sync_group,
+    txn_offset_commit,
 )
 
 API_MODULES: dict[int, ModuleType] = {
@@ -43,5 +49,7 @@ API_MODULES: dict[int, ModuleType] = {
         incremental_alter_configs, describe_cluster, describe_producers, describe_topic_partitions,
         find_coordinator, join_group, sync_group, heartbeat, leave_group, offset_commit, offset_fetch,
         describe_groups, list_groups, delete_groups, offset_delete,
+        add_partitions_to_txn, add_offsets_to_txn, end_txn, txn_offset_commit, describe_transactions,
+        list_transactions,
     )
 }

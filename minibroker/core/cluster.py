@@ -17,6 +17,7 @@ from .config import BrokerConfig, parse_topic_configs
 from .group_coordinator import GroupCoordinator
 from .partition_log import PartitionLog
 from .producer_state import ProducerStateManager
+from .transaction_coordinator import TransactionCoordinator
 
 LEGAL_TOPIC_CHARS = re.compile(r"^[a-zA-Z0-9._-]+$")
 MAX_TOPIC_NAME_LENGTH = 249
@@ -110,6 +111,7 @@ class Cluster:
         self._next_producer_expiry_check = self.clock.now_ms() + self.config["producer.id.expiration.check.interval.ms"]
         self._leader_cycle = itertools.count()
         self.groups = GroupCoordinator(self.config, self.clock, self._partition_exists)
+        self.transactions = TransactionCoordinator(self, self.config, self.clock, self.new_producer_id)
 
     # -- topics ---------------------------------------------------------
 
@@ -319,9 +321,28 @@ class Cluster:
 
     # -- time ------------------------------------------------------------
 
+    def write_txn_marker(self, partition: Partition, producer_id: int, producer_epoch: int, committed: bool,
+                         coordinator_epoch: int) -> int:
+        """Append a COMMIT or ABORT marker for `producer_id` and settle its open transaction; its offset."""
+        entry = partition.producer_state.producers.get(producer_id)
+        if entry is not None and producer_epoch < entry.producer_epoch:
+            raise KafkaError(ErrorCode.INVALID_PRODUCER_EPOCH,
+                             f"Marker epoch {producer_epoch} is below the current epoch {entry.producer_epoch}")
+        now = self.clock.now_ms()
+        batch = bytearray(records.build_end_txn_marker(producer_id, producer_epoch, committed, coordinator_epoch,
+                                                       now))
+        offset = partition.log.append(batch, records.read_header(batch))
+        partition.producer_state.complete_txn(producer_id, producer_epoch, coordinator_epoch, offset, now, committed)
+        return offset
+
+    def last_stable_offset(self, partition: Partition) -> int:
+        """The partition's LSO: the first offset of its earliest open transaction, or the high watermark."""
+        return partition.producer_state.last_stable_offset(partition.log.high_watermark)
+
     def tick(self) -> None:
-        """Run what is due on the clock: group deadlines, retention and producer-id expiration."""
+        """Run what is due on the clock: group and transaction deadlines, retention, producer-id expiry."""
         self.groups.tick()
+        self.transactions.tick()
         now = self.clock.now_ms()
         if now >= self._next_retention_check:
             self._next_retention_check = now + self.config["log.retention.check.interval.ms"]
@@ -340,6 +361,7 @@ class Cluster:
             retention_bytes = self.topic_config(topic, "retention.bytes")
             for partition in topic.partitions:
                 partition.log.apply_retention(now, retention_ms, retention_bytes)
+                partition.producer_state.forget_aborted_before(partition.log.log_start_offset)
 
     def expire_producers(self) -> None:
         """Remove producer entries idle past `producer.id.expiration.ms` (KIP-854)."""

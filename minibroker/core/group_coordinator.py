@@ -111,6 +111,8 @@ class Group:
     pending_members: dict[str, int] = field(default_factory=dict)  # member id -> deadline (KIP-394)
     static_members: dict[str, str] = field(default_factory=dict)  # group.instance.id -> member id
     offsets: dict[tuple[str, int], CommittedOffset] = field(default_factory=dict)
+    # transactional commits waiting for their transaction's end, per producer id
+    pending_txn_offsets: dict[int, dict[tuple[str, int], CommittedOffset]] = field(default_factory=dict)
     rebalance_deadline_ms: int = 0
     join_not_before_ms: int = 0  # group.initial.rebalance.delay.ms from Empty
     state_timestamp_ms: int = 0
@@ -282,16 +284,18 @@ class GroupCoordinator:
         was_leader = group.leader_id == old_id
         if was_leader:
             group.leader_id = new_id
-        old_protocols = member.protocols
         self._update_member(member, details)
         self._touch(member)
-        if group.state is GroupState.STABLE:
-            unchanged = member.metadata_for(group.protocol_name) == dict(old_protocols).get(group.protocol_name or "")
-            if unchanged and group.select_protocol() == group.protocol_name and (
-                    not was_leader or supports_skip_assignment):
-                result = self._generation_result(group, member, include_members=was_leader)
-                result.skip_assignment = was_leader
+        if group.state is GroupState.STABLE and group.select_protocol() == group.protocol_name:
+            # As Kafka's updateStaticMemberAndRebalance: no rebalance while the chosen protocol stays.
+            if was_leader and supports_skip_assignment:
+                result = self._generation_result(group, member, include_members=True)
+                result.skip_assignment = True  # KIP-814: the leader must not reassign
                 return result
+            result = self._generation_result(group, member, include_members=False)
+            if was_leader:
+                result.leader = old_id  # an older client then acts as a follower and keeps its assignment
+            return result
         if group.state is GroupState.PREPARING_REBALANCE:
             pending = self._wait_for_join(member)
             self._try_complete_join(group)
@@ -560,7 +564,7 @@ class GroupCoordinator:
             for key, committed in list(group.offsets.items()):
                 if now - max(committed.commit_timestamp, group.state_timestamp_ms) >= retention_ms:
                     del group.offsets[key]
-            if not group.offsets and not group.members:
+            if not group.offsets and not group.members and not group.pending_txn_offsets:
                 group.state = GroupState.DEAD
                 del self.groups[group.group_id]
 
@@ -615,6 +619,47 @@ class GroupCoordinator:
             return ErrorCode.ILLEGAL_GENERATION
         return ErrorCode.NONE
 
+    def commit_txn_offsets(self, group_id: str, producer_id: int, generation_id: int, member_id: str,
+                           group_instance_id: str | None,
+                           offsets: list[tuple[str, int, int, int, str | None]]) -> list[ErrorCode]:
+        """TxnOffsetCommit: offsets held back until the producer's transaction commits."""
+        group = self.groups.get(group_id)
+        error = ErrorCode.NONE
+        if group is None:
+            group = self.groups[group_id] = Group(group_id, state_timestamp_ms=self.clock.now_ms())
+        if generation_id >= 0 or member_id:
+            error = self._commit_allowed(group, generation_id, member_id, group_instance_id)
+        elif group.state is GroupState.DEAD:
+            error = ErrorCode.COORDINATOR_NOT_AVAILABLE
+        if error is not ErrorCode.NONE:
+            return [error for _ in offsets]
+        now = self.clock.now_ms()
+        pending = group.pending_txn_offsets.setdefault(producer_id, {})
+        errors = []
+        for topic, partition, offset, leader_epoch, metadata in offsets:
+            if not self.partition_exists(topic, partition):
+                errors.append(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+            elif metadata is not None and len(metadata.encode()) > self.config["offset.metadata.max.bytes"]:
+                errors.append(ErrorCode.OFFSET_METADATA_TOO_LARGE)
+            else:
+                pending[(topic, partition)] = CommittedOffset(offset, leader_epoch, metadata or "", now)
+                errors.append(ErrorCode.NONE)
+        return errors
+
+    def complete_txn_offsets(self, group_id: str, producer_id: int, committed: bool) -> None:
+        """The producer's transaction ended: its held-back offsets become visible, or are dropped."""
+        group = self.groups.get(group_id)
+        if group is None:
+            return
+        pending = group.pending_txn_offsets.pop(producer_id, {})
+        if committed:
+            group.offsets.update(pending)
+
+    def has_pending_txn_offset(self, group_id: str, topic: str, partition: int) -> bool:
+        """Whether an open transaction holds a commit for this partition (OffsetFetch require_stable)."""
+        group = self.groups.get(group_id)
+        return group is not None and any((topic, partition) in held for held in group.pending_txn_offsets.values())
+
     def fetch_offsets(self, group_id: str, partitions: list[tuple[str, int]] | None
                       ) -> list[tuple[str, int, CommittedOffset | None]]:
         """OffsetFetch: the committed offset of each partition (None if none); all of them if `partitions` is None."""
@@ -655,7 +700,7 @@ class GroupCoordinator:
                 errors.append(ErrorCode.INVALID_GROUP_ID)
             elif group is None or group.state is GroupState.DEAD:
                 errors.append(ErrorCode.GROUP_ID_NOT_FOUND)
-            elif group.state is not GroupState.EMPTY:
+            elif group.state is not GroupState.EMPTY or group.pending_txn_offsets:
                 errors.append(ErrorCode.NON_EMPTY_GROUP)
             else:
                 group.state = GroupState.DEAD

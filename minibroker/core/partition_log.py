@@ -66,8 +66,9 @@ class PartitionLog:
         """Index of the batch that holds `offset`, or of the first batch after it."""
         return bisect.bisect_left(self.last_offsets, offset)
 
-    def read(self, offset: int, max_bytes: int, min_one: bool) -> list[bytes | bytearray]:
-        """Whole batches from the one holding `offset`, up to `max_bytes`.
+    def read(self, offset: int, max_bytes: int, min_one: bool, upper_bound: int | None = None
+             ) -> list[bytes | bytearray]:
+        """Whole batches from the one holding `offset`, up to `max_bytes`, below `upper_bound` (e.g. the LSO).
 
         The first batch is returned even if larger than `max_bytes` when
         `min_one` is set, so a consumer can always make progress (KIP-74).
@@ -77,6 +78,8 @@ class PartitionLog:
         out: list[bytes | bytearray] = []
         total = 0
         for index in range(self._first_index_at_or_after(offset), len(self.batches)):
+            if upper_bound is not None and self.base_offsets[index] >= upper_bound:
+                break
             batch = self.batches[index]
             if total + len(batch) > max_bytes and (out or not min_one):
                 break
@@ -84,10 +87,11 @@ class PartitionLog:
             total += len(batch)
         return out
 
-    def bytes_after(self, offset: int) -> int:
-        """How many stored bytes lie at or after `offset` (for Fetch min_bytes)."""
-        index = self._first_index_at_or_after(offset)
-        return sum(len(b) for b in self.batches[index:])
+    def bytes_after(self, offset: int, upper_bound: int | None = None) -> int:
+        """How many stored bytes lie at or after `offset`, below `upper_bound` (for Fetch min_bytes)."""
+        start = self._first_index_at_or_after(offset)
+        end = len(self.batches) if upper_bound is None else bisect.bisect_left(self.base_offsets, upper_bound)
+        return sum(len(b) for b in self.batches[start:end])
 
     def delete_records_before(self, offset: int) -> None:
         """Advance the log start offset to `offset` (DeleteRecords, retention)."""

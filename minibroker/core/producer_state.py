@@ -101,11 +101,56 @@ class AppendCheck:
     duplicate: BatchMetadata | None = None
 
 
+@dataclass(slots=True, frozen=True)
+class AbortedTxn:
+    """An aborted transaction on a partition: its producer, first data offset and marker offset."""
+
+    producer_id: int
+    first_offset: int
+    last_offset: int
+
+
 class ProducerStateManager:
-    """All producer entries of one partition."""
+    """All producer entries of one partition, its open transactions and its aborted-transaction index."""
 
     def __init__(self) -> None:
         self.producers: dict[int, ProducerStateEntry] = {}
+        self.open_txns: dict[int, int] = {}  # producer id -> first offset of its open transaction
+        self.aborted_txns: list[AbortedTxn] = []
+
+    def last_stable_offset(self, high_watermark: int) -> int:
+        """The first offset of the earliest open transaction, or the high watermark."""
+        return min(min(self.open_txns.values(), default=high_watermark), high_watermark)
+
+    def has_open_txn(self, producer_id: int, epoch: int) -> bool:
+        """Whether `producer_id` at `epoch` has a transaction open on this partition."""
+        entry = self.producers.get(producer_id)
+        return producer_id in self.open_txns and entry is not None and entry.producer_epoch == epoch
+
+    def complete_txn(self, producer_id: int, epoch: int, coordinator_epoch: int, marker_offset: int,
+                     timestamp: int, committed: bool) -> None:
+        """Apply a COMMIT or ABORT marker written at `marker_offset` (Kafka's ProducerAppendInfo rules)."""
+        entry = self.producers.get(producer_id)
+        if entry is None:
+            entry = self.producers[producer_id] = ProducerStateEntry()
+        if epoch != entry.producer_epoch:
+            entry._batches = bytearray()
+            entry.producer_epoch = epoch
+        entry.coordinator_epoch = coordinator_epoch
+        entry.last_timestamp = timestamp
+        entry.current_txn_first_offset = None
+        first_offset = self.open_txns.pop(producer_id, None)
+        if first_offset is not None and not committed:
+            self.aborted_txns.append(AbortedTxn(producer_id, first_offset, marker_offset))
+
+    def aborted_between(self, fetch_offset: int, upper_bound: int) -> list[AbortedTxn]:
+        """Aborted transactions a READ_COMMITTED fetch of [fetch_offset, upper_bound) must be told of."""
+        return [txn for txn in self.aborted_txns
+                if txn.last_offset >= fetch_offset and txn.first_offset < upper_bound]
+
+    def forget_aborted_before(self, log_start_offset: int) -> None:
+        """Drop index entries whose marker lies below the log start (retention, DeleteRecords)."""
+        self.aborted_txns = [txn for txn in self.aborted_txns if txn.last_offset >= log_start_offset]
 
     def check_append(self, header: BatchHeader, topic_partition: str, next_offset: int) -> AppendCheck:
         """Validate a client batch; KafkaError on a stale epoch, bad sequence or txn misuse.
@@ -169,6 +214,7 @@ class ProducerStateManager:
         )
         if header.is_transactional and entry.current_txn_first_offset is None:
             entry.current_txn_first_offset = first_offset
+            self.open_txns[header.producer_id] = first_offset
 
     def remove_expired(self, now_ms: int, expiration_ms: int) -> list[int]:
         """Drop producers with no open transaction idle for longer than `expiration_ms` (KIP-854)."""

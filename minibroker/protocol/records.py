@@ -340,3 +340,24 @@ def recompress(batch: bytes | bytearray, codec: int) -> bytearray:
     _ATTRIBUTES.pack_into(out, 21, (header.attributes & ~ATTR_COMPRESSION_MASK) | codec)
     _CRC.pack_into(out, 17, compute_crc(out))
     return out
+
+
+CONTROL_ABORT = 0
+CONTROL_COMMIT = 1
+_CONTROL_KEY = struct.Struct(">hh")
+_END_TXN_MARKER = struct.Struct(">hi")
+
+
+def build_end_txn_marker(producer_id: int, producer_epoch: int, committed: bool, coordinator_epoch: int,
+                         timestamp: int) -> bytes:
+    """A COMMIT or ABORT control batch: transactional + control, base sequence -1, one record."""
+    key = _CONTROL_KEY.pack(0, CONTROL_COMMIT if committed else CONTROL_ABORT)
+    value = _END_TXN_MARKER.pack(0, coordinator_epoch)
+    return build_batch([(key, value)], timestamp=timestamp, producer_id=producer_id, producer_epoch=producer_epoch,
+                       base_sequence=NO_SEQUENCE, transactional=True, control=True)
+
+
+def control_record_type(batch: bytes | bytearray | memoryview) -> int:
+    """CONTROL_COMMIT or CONTROL_ABORT for a marker batch."""
+    record = next(iter_records(batch))
+    return int(_CONTROL_KEY.unpack_from(record.key or b"\x00\x00\xff\xff")[1])

@@ -13,6 +13,8 @@ from minibroker.apis import API_MODULES
 from minibroker.protocol import records
 from minibroker.protocol.errors import ErrorCode
 from minibroker.protocol.messages import (
+    AddOffsetsToTxnRequest,
+    AddPartitionsToTxnRequest,
     AlterConfigsRequest,
     ApiVersionsRequest,
     CreatePartitionsRequest,
@@ -25,6 +27,8 @@ from minibroker.protocol.messages import (
     DescribeGroupsRequest,
     DescribeProducersRequest,
     DescribeTopicPartitionsRequest,
+    DescribeTransactionsRequest,
+    EndTxnRequest,
     FetchRequest,
     FindCoordinatorRequest,
     HeartbeatRequest,
@@ -34,6 +38,7 @@ from minibroker.protocol.messages import (
     LeaveGroupRequest,
     ListGroupsRequest,
     ListOffsetsRequest,
+    ListTransactionsRequest,
     MetadataRequest,
     OffsetCommitRequest,
     OffsetDeleteRequest,
@@ -41,6 +46,7 @@ from minibroker.protocol.messages import (
     OffsetForLeaderEpochRequest,
     ProduceRequest,
     SyncGroupRequest,
+    TxnOffsetCommitRequest,
 )
 from minibroker.testing.wire import WireClient
 from tests.helpers import unique_topic
@@ -125,6 +131,23 @@ def offset_fetch_errors(response: Any) -> list[int]:
 
 
 MEMBERLESS = {ErrorCode.UNKNOWN_MEMBER_ID}
+UNKNOWN_TXN = {ErrorCode.INVALID_PRODUCER_ID_MAPPING}
+
+
+def add_partitions_to_txn(env: Env, v: int) -> Any:
+    topic = AddPartitionsToTxnRequest.AddPartitionsToTxnTopic(name=env.topic, partitions=[0])
+    if v >= 4:
+        return AddPartitionsToTxnRequest(transactions=[AddPartitionsToTxnRequest.AddPartitionsToTxnTransaction(
+            transactional_id="matrix-txn", producer_id=1, producer_epoch=0, verify_only=True, topics=[topic])])
+    return AddPartitionsToTxnRequest(v3_and_below_transactional_id="matrix-txn", v3_and_below_producer_id=1,
+                                     v3_and_below_producer_epoch=0, v3_and_below_topics=[topic])
+
+
+def add_partitions_errors(response: Any) -> list[int]:
+    topics = response.results_by_topic_v3_and_below or [
+        t for r in response.results_by_transaction for t in r.topic_results]
+    return [0 if p.partition_error_code in UNKNOWN_TXN else p.partition_error_code
+            for t in topics for p in t.results_by_partition]
 
 BUILDERS: dict[int, tuple[Callable[[Env, int], Any], Callable[[Any], list[int]]]] = {
     0: (produce, lambda r: [p.error_code for t in r.responses for p in t.partition_responses]),
@@ -190,6 +213,21 @@ BUILDERS: dict[int, tuple[Callable[[Env, int], Any], Callable[[Any], list[int]]]
         OffsetDeleteRequest.OffsetDeleteRequestTopic(name=env.topic, partitions=[
             OffsetDeleteRequest.OffsetDeleteRequestTopic.OffsetDeleteRequestPartition(partition_index=0)])]),
         lambda r: [r.error_code] + [p.error_code for t in r.topics for p in t.partitions]),
+    24: (add_partitions_to_txn, add_partitions_errors),
+    25: (lambda env, v: AddOffsetsToTxnRequest(transactional_id="matrix-txn", producer_id=1, producer_epoch=0,
+                                               group_id="g"),
+         lambda r: [0 if r.error_code in UNKNOWN_TXN else r.error_code]),
+    26: (lambda env, v: EndTxnRequest(transactional_id="matrix-txn", producer_id=1, producer_epoch=0,
+                                      committed=True),
+         lambda r: [0 if r.error_code in UNKNOWN_TXN else r.error_code]),
+    28: (lambda env, v: TxnOffsetCommitRequest(transactional_id="matrix-txn", group_id="g", producer_id=1,
+                                               producer_epoch=0, topics=[]),
+         lambda r: [len(r.topics)]),
+    65: (lambda env, v: DescribeTransactionsRequest(transactional_ids=["matrix-none"]),
+         lambda r: [0 if s.error_code == ErrorCode.TRANSACTIONAL_ID_NOT_FOUND else s.error_code
+                    for s in r.transaction_states]),
+    66: (lambda env, v: ListTransactionsRequest(state_filters=[], producer_id_filters=[]),
+         lambda r: [r.error_code]),
     75: (lambda env, v: DescribeTopicPartitionsRequest(topics=[DescribeTopicPartitionsRequest.TopicRequest(
         name=env.topic)], response_partition_limit=1),
         lambda r: [t.error_code for t in r.topics] + [int(r.next_cursor is None)]),

@@ -1,0 +1,65 @@
+"""AddPartitionsToTxn (24): partitions join a transaction (v0-3 clients; v4-5 batched, with VerifyOnly)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..protocol.errors import ErrorCode
+from ..protocol.messages import AddPartitionsToTxnRequest, AddPartitionsToTxnResponse
+from .context import RequestContext
+from .txn_common import coordinator_error, for_version
+
+API_KEY = 24
+MIN_VERSION, MAX_VERSION = 0, 5
+
+PRODUCER_FENCED_FROM = 2
+BATCHED_FROM = 4
+
+_TopicResult = AddPartitionsToTxnResponse.AddPartitionsToTxnTopicResult
+_PartitionResult = _TopicResult.AddPartitionsToTxnPartitionResult
+
+
+def handle(request: AddPartitionsToTxnRequest, ctx: RequestContext) -> AddPartitionsToTxnResponse:
+    version = ctx.api_version
+    if version < BATCHED_FROM:
+        results = _one(ctx, request.v3_and_below_transactional_id, request.v3_and_below_producer_id,
+                       request.v3_and_below_producer_epoch, request.v3_and_below_topics, verify_only=False)
+        return AddPartitionsToTxnResponse(throttle_time_ms=0, results_by_topic_v3_and_below=results)
+    by_transaction = [
+        AddPartitionsToTxnResponse.AddPartitionsToTxnResult(
+            transactional_id=txn.transactional_id,
+            topic_results=_one(ctx, txn.transactional_id, txn.producer_id, txn.producer_epoch, txn.topics,
+                               verify_only=txn.verify_only))
+        for txn in request.transactions
+    ]
+    return AddPartitionsToTxnResponse(throttle_time_ms=0, error_code=0, results_by_transaction=by_transaction)
+
+
+def _one(ctx: RequestContext, transactional_id: str, producer_id: int, epoch: int, topics: list[Any],
+         verify_only: bool) -> list[Any]:
+    """Per-partition results for one transaction: all fail together when one partition is unknown."""
+    cluster = ctx.cluster
+    wanted = [(t.name, p) for t in topics for p in t.partitions]
+    unknown = {(name, p) for name, p in wanted if not cluster._partition_exists(name, p)}
+    codes: dict[tuple[str, int], ErrorCode] = {}
+    if not transactional_id:
+        codes = {key: ErrorCode.INVALID_REQUEST for key in wanted}
+    elif (error := coordinator_error(ctx, transactional_id)) is not None:
+        codes = {key: error for key in wanted}
+    elif unknown:
+        codes = {key: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION if key in unknown else ErrorCode.OPERATION_NOT_ATTEMPTED
+                 for key in wanted}
+    elif verify_only:
+        codes = {key: cluster.transactions.verify_partition(transactional_id, producer_id, epoch, *key)
+                 for key in wanted}
+    else:
+        error = cluster.transactions.add_partitions(transactional_id, producer_id, epoch, wanted)
+        codes = {key: error for key in wanted}
+    results = []
+    for topic in topics:
+        results.append(_TopicResult(name=topic.name, results_by_partition=[
+            _PartitionResult(partition_index=p,
+                             partition_error_code=for_version(codes[(topic.name, p)], ctx.api_version,
+                                                              PRODUCER_FENCED_FROM))
+            for p in topic.partitions]))
+    return results

@@ -1,0 +1,35 @@
+"""DescribeTransactions (65): state, producer and partitions of transactional ids."""
+
+from __future__ import annotations
+
+from ..protocol.errors import ErrorCode
+from ..protocol.messages import DescribeTransactionsRequest, DescribeTransactionsResponse
+from .context import RequestContext
+from .txn_common import coordinator_error
+
+API_KEY = 65
+MIN_VERSION, MAX_VERSION = 0, 0
+
+_State = DescribeTransactionsResponse.TransactionState
+
+
+def handle(request: DescribeTransactionsRequest, ctx: RequestContext) -> DescribeTransactionsResponse:
+    states = []
+    for transactional_id in request.transactional_ids:
+        error = coordinator_error(ctx, transactional_id)
+        txn = ctx.cluster.transactions.transactions.get(transactional_id) if error is None else None
+        if txn is None:
+            states.append(_State(error_code=error or ErrorCode.TRANSACTIONAL_ID_NOT_FOUND,
+                                 transactional_id=transactional_id, transaction_state="",
+                                 transaction_timeout_ms=0, transaction_start_time_ms=-1, producer_id=-1,
+                                 producer_epoch=-1, topics=[]))
+            continue
+        by_topic: dict[str, list[int]] = {}
+        for topic, partition in sorted(txn.partitions):
+            by_topic.setdefault(topic, []).append(partition)
+        states.append(_State(
+            error_code=0, transactional_id=transactional_id, transaction_state=txn.state.value,
+            transaction_timeout_ms=txn.timeout_ms, transaction_start_time_ms=txn.start_timestamp_ms,
+            producer_id=txn.producer_id, producer_epoch=txn.producer_epoch,
+            topics=[_State.TopicData(topic=topic, partitions=parts) for topic, parts in by_topic.items()]))
+    return DescribeTransactionsResponse(throttle_time_ms=0, transaction_states=states)

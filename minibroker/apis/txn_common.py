@@ -1,0 +1,20 @@
+"""Shared by the transaction APIs: the coordinator check and Kafka's per-version error downgrades."""
+
+from __future__ import annotations
+
+from ..protocol.errors import ErrorCode
+from .context import RequestContext
+
+
+def coordinator_error(ctx: RequestContext, transactional_id: str) -> ErrorCode | None:
+    """NOT_COORDINATOR when this node does not coordinate `transactional_id`, else None."""
+    if ctx.cluster.coordinator_node(transactional_id).node_id != ctx.node.node_id:
+        return ErrorCode.NOT_COORDINATOR
+    return None
+
+
+def for_version(error: ErrorCode, version: int, fenced_from: int) -> ErrorCode:
+    """PRODUCER_FENCED (KIP-588) is INVALID_PRODUCER_EPOCH for request versions that predate it."""
+    if error is ErrorCode.PRODUCER_FENCED and version < fenced_from:
+        return ErrorCode.INVALID_PRODUCER_EPOCH
+    return error

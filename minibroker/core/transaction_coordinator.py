@@ -1,0 +1,271 @@
+"""Transactional ids, their producer ids and epochs, and the commit/abort protocol (transactions V1).
+
+Kafka's coordinator persists each step to `__transaction_state` and sends
+WriteTxnMarkers to partition leaders. Here every partition is in the same
+process, so PrepareCommit/PrepareAbort write their markers at once and end
+in CompleteCommit/CompleteAbort before the request returns. Transactions V2
+(KIP-890 part 2) is not implemented, and `transaction.version` is not
+advertised, so clients use the V1 paths (explicit AddPartitionsToTxn,
+AddOffsetsToTxn, EndTxn without an epoch bump).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import TYPE_CHECKING
+
+from ..protocol.errors import ErrorCode
+from .clock import Clock
+from .config import BrokerConfig
+
+if TYPE_CHECKING:
+    from .cluster import Cluster
+
+EXHAUSTED_EPOCH = 32766  # Short.MAX_VALUE - 1: the next InitProducerId rotates the producer id
+COORDINATOR_EPOCH = 0  # one coordinator that never moves
+
+
+class TxnState(Enum):
+    """Kafka's transaction states, named as DescribeTransactions and ListTransactions show them."""
+
+    EMPTY = "Empty"
+    ONGOING = "Ongoing"
+    PREPARE_COMMIT = "PrepareCommit"
+    PREPARE_ABORT = "PrepareAbort"
+    COMPLETE_COMMIT = "CompleteCommit"
+    COMPLETE_ABORT = "CompleteAbort"
+    DEAD = "Dead"
+    PREPARE_EPOCH_FENCE = "PrepareEpochFence"
+
+
+_IDLE = (TxnState.EMPTY, TxnState.COMPLETE_COMMIT, TxnState.COMPLETE_ABORT)
+
+
+@dataclass(eq=False)
+class TransactionMetadata:
+    """One transactional id: its producer id and epoch, state and the partitions of its open transaction."""
+
+    transactional_id: str
+    producer_id: int
+    producer_epoch: int = -1
+    last_producer_id: int = -1
+    last_producer_epoch: int = -1
+    timeout_ms: int = 60000
+    state: TxnState = TxnState.EMPTY
+    partitions: set[tuple[str, int]] = field(default_factory=set)
+    groups: set[str] = field(default_factory=set)
+    start_timestamp_ms: int = -1
+    last_update_ms: int = 0
+
+
+class TransactionCoordinator:
+    """Every transactional id of the cluster. Sans-IO: time comes from `clock`."""
+
+    def __init__(self, cluster: Cluster, config: BrokerConfig, clock: Clock,
+                 new_producer_id: Callable[[], int]) -> None:
+        self.cluster = cluster
+        self.config = config
+        self.clock = clock
+        self.new_producer_id = new_producer_id
+        self.transactions: dict[str, TransactionMetadata] = {}
+        self.by_producer_id: dict[int, TransactionMetadata] = {}
+        self._next_timeout_check = 0
+        self._next_expiry_check = 0
+
+    # -- InitProducerId -----------------------------------------------------------------------
+
+    def init_producer_id(self, transactional_id: str, timeout_ms: int, expected_producer_id: int,
+                         expected_epoch: int) -> tuple[ErrorCode, int, int]:
+        """(error, producer id, epoch) for a transactional producer, fencing older instances."""
+        if (expected_producer_id == -1) != (expected_epoch == -1) or not transactional_id:
+            return ErrorCode.INVALID_REQUEST, -1, -1
+        if not 0 < timeout_ms <= self.config["transaction.max.timeout.ms"]:
+            return ErrorCode.INVALID_TRANSACTION_TIMEOUT, -1, -1
+        now = self.clock.now_ms()
+        txn = self.transactions.get(transactional_id)
+        if txn is None:
+            txn = TransactionMetadata(transactional_id, self.new_producer_id(), last_update_ms=now)
+            self.transactions[transactional_id] = txn
+            self.by_producer_id[txn.producer_id] = txn
+        if expected_producer_id != -1 and not self._expectation_acceptable(txn, expected_producer_id,
+                                                                          expected_epoch):
+            return ErrorCode.PRODUCER_FENCED, -1, -1
+        if txn.state in (TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT):
+            return ErrorCode.CONCURRENT_TRANSACTIONS, -1, -1
+        if txn.state is TxnState.ONGOING:
+            # Fence the running instance: bump the epoch and abort its transaction. The caller retries.
+            txn.producer_epoch += 1
+            self._end(txn, committed=False)
+            return ErrorCode.CONCURRENT_TRANSACTIONS, -1, -1
+        if txn.producer_epoch >= EXHAUSTED_EPOCH and expected_epoch in (-1, txn.producer_epoch):
+            self._rotate_producer_id(txn)
+        elif expected_epoch == -1 or expected_epoch == txn.producer_epoch or txn.producer_epoch == -1:
+            txn.last_producer_epoch = txn.producer_epoch if expected_epoch != -1 else -1
+            txn.producer_epoch += 1
+        elif expected_epoch != txn.last_producer_epoch:
+            return ErrorCode.PRODUCER_FENCED, -1, -1
+        # else: a retry of the bump we already made returns the current epoch unchanged
+        txn.timeout_ms = timeout_ms
+        txn.state = TxnState.EMPTY
+        txn.partitions.clear()
+        txn.groups.clear()
+        txn.start_timestamp_ms = -1
+        txn.last_update_ms = now
+        return ErrorCode.NONE, txn.producer_id, txn.producer_epoch
+
+    @staticmethod
+    def _expectation_acceptable(txn: TransactionMetadata, producer_id: int, epoch: int) -> bool:
+        if txn.producer_epoch == -1 or producer_id == txn.producer_id:
+            return True
+        return producer_id == txn.last_producer_id and epoch >= EXHAUSTED_EPOCH
+
+    def _rotate_producer_id(self, txn: TransactionMetadata) -> None:
+        self.by_producer_id.pop(txn.producer_id, None)
+        txn.last_producer_id, txn.last_producer_epoch = txn.producer_id, txn.producer_epoch
+        txn.producer_id, txn.producer_epoch = self.new_producer_id(), 0
+        self.by_producer_id[txn.producer_id] = txn
+
+    # -- the transaction itself -----------------------------------------------------------------
+
+    def _check_producer(self, transactional_id: str, producer_id: int, epoch: int
+                        ) -> tuple[ErrorCode, TransactionMetadata | None]:
+        txn = self.transactions.get(transactional_id)
+        if txn is None or txn.producer_id != producer_id:
+            return ErrorCode.INVALID_PRODUCER_ID_MAPPING, None
+        if txn.producer_epoch != epoch:
+            return ErrorCode.PRODUCER_FENCED, None
+        return ErrorCode.NONE, txn
+
+    def add_partitions(self, transactional_id: str, producer_id: int, epoch: int,
+                       partitions: list[tuple[str, int]]) -> ErrorCode:
+        """AddPartitionsToTxn: the partitions join the open transaction (opening it if needed)."""
+        error, txn = self._check_producer(transactional_id, producer_id, epoch)
+        if txn is None:
+            return error
+        if txn.state in (TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT):
+            return ErrorCode.CONCURRENT_TRANSACTIONS
+        self._open(txn)
+        txn.partitions.update(partitions)
+        return ErrorCode.NONE
+
+    def add_offsets(self, transactional_id: str, producer_id: int, epoch: int, group_id: str) -> ErrorCode:
+        """AddOffsetsToTxn: the group's offsets partition joins the transaction."""
+        error, txn = self._check_producer(transactional_id, producer_id, epoch)
+        if txn is None:
+            return error
+        if txn.state in (TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT):
+            return ErrorCode.CONCURRENT_TRANSACTIONS
+        self._open(txn)
+        txn.groups.add(group_id)
+        return ErrorCode.NONE
+
+    def _open(self, txn: TransactionMetadata) -> None:
+        now = self.clock.now_ms()
+        if txn.state is not TxnState.ONGOING:
+            txn.state = TxnState.ONGOING
+            txn.start_timestamp_ms = now
+            txn.partitions.clear()
+            txn.groups.clear()
+        txn.last_update_ms = now
+
+    def verify_partition(self, transactional_id: str | None, producer_id: int, epoch: int, topic: str,
+                         partition: int) -> ErrorCode:
+        """KIP-890 part 1: is this partition in the producer's open transaction? (TV1 verify-only)."""
+        txn = self.transactions.get(transactional_id or "")
+        if txn is None or txn.producer_id != producer_id:
+            return ErrorCode.INVALID_PRODUCER_ID_MAPPING
+        if txn.producer_epoch != epoch:
+            return ErrorCode.PRODUCER_FENCED
+        if txn.state in (TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT):
+            return ErrorCode.CONCURRENT_TRANSACTIONS
+        if txn.state is not TxnState.ONGOING or (topic, partition) not in txn.partitions:
+            return ErrorCode.TRANSACTION_ABORTABLE
+        return ErrorCode.NONE
+
+    def group_in_transaction(self, transactional_id: str, producer_id: int, epoch: int,
+                             group_id: str) -> ErrorCode:
+        """TxnOffsetCommit's check: the producer is current and its transaction holds the group."""
+        error, txn = self._check_producer(transactional_id, producer_id, epoch)
+        if txn is None:
+            return error
+        if txn.state is not TxnState.ONGOING or group_id not in txn.groups:
+            return ErrorCode.INVALID_TXN_STATE
+        return ErrorCode.NONE
+
+    def end_txn(self, transactional_id: str, producer_id: int, epoch: int, committed: bool) -> ErrorCode:
+        """EndTxn (V1): commit or abort the open transaction; retries of a finished one succeed."""
+        error, txn = self._check_producer(transactional_id, producer_id, epoch)
+        if txn is None:
+            return error
+        if txn.state is TxnState.ONGOING:
+            self._end(txn, committed)
+            return ErrorCode.NONE
+        if txn.state is TxnState.COMPLETE_COMMIT:
+            return ErrorCode.NONE if committed else ErrorCode.INVALID_TXN_STATE
+        if txn.state is TxnState.COMPLETE_ABORT:
+            return ErrorCode.INVALID_TXN_STATE if committed else ErrorCode.NONE
+        if txn.state is TxnState.PREPARE_COMMIT:
+            return ErrorCode.CONCURRENT_TRANSACTIONS if committed else ErrorCode.INVALID_TXN_STATE
+        if txn.state is TxnState.PREPARE_ABORT:
+            return ErrorCode.INVALID_TXN_STATE if committed else ErrorCode.CONCURRENT_TRANSACTIONS
+        return ErrorCode.INVALID_TXN_STATE
+
+    def _end(self, txn: TransactionMetadata, committed: bool) -> None:
+        """Prepare, write a marker to every partition, settle the group offsets, complete."""
+        txn.state = TxnState.PREPARE_COMMIT if committed else TxnState.PREPARE_ABORT
+        for topic, index in sorted(txn.partitions):
+            target = self.cluster.topics.get(topic)
+            if target is not None and index < len(target.partitions):
+                self.cluster.write_txn_marker(target.partitions[index], txn.producer_id, txn.producer_epoch,
+                                              committed, COORDINATOR_EPOCH)
+        for group_id in sorted(txn.groups):
+            self.cluster.groups.complete_txn_offsets(group_id, txn.producer_id, committed)
+        txn.state = TxnState.COMPLETE_COMMIT if committed else TxnState.COMPLETE_ABORT
+        txn.partitions.clear()
+        txn.groups.clear()
+        txn.last_update_ms = self.clock.now_ms()
+
+    # -- time ---------------------------------------------------------------------------------
+
+    def tick(self) -> None:
+        """Abort timed-out transactions (fencing their producer) and expire idle transactional ids."""
+        now = self.clock.now_ms()
+        if now >= self._next_timeout_check:
+            self._next_timeout_check = now + self.config["transaction.abort.timed.out.transaction.cleanup.interval.ms"]
+            for txn in list(self.transactions.values()):
+                if txn.state is TxnState.ONGOING and txn.start_timestamp_ms + txn.timeout_ms < now:
+                    txn.state = TxnState.PREPARE_EPOCH_FENCE
+                    txn.producer_epoch += 1
+                    self._end(txn, committed=False)
+        if now >= self._next_expiry_check:
+            self._next_expiry_check = now + self.config["transaction.remove.expired.transaction.cleanup.interval.ms"]
+            expiration = self.config["transactional.id.expiration.ms"]
+            for txn in list(self.transactions.values()):
+                if txn.state in _IDLE and txn.last_update_ms <= now - expiration:
+                    txn.state = TxnState.DEAD
+                    del self.transactions[txn.transactional_id]
+                    self.by_producer_id.pop(txn.producer_id, None)
+
+    # -- admin ----------------------------------------------------------------------------------
+
+    def list(self, states: set[str], producer_ids: set[int], min_duration_ms: int,
+             id_pattern: str | None) -> list[TransactionMetadata]:
+        """ListTransactions with Kafka's filters (states, producer ids, running longer than, id regex)."""
+        now = self.clock.now_ms()
+        pattern = re.compile(id_pattern) if id_pattern else None
+        found = []
+        for txn in self.transactions.values():
+            if states and txn.state.value not in states:
+                continue
+            if producer_ids and txn.producer_id not in producer_ids:
+                continue
+            if min_duration_ms >= 0 and (txn.state is not TxnState.ONGOING
+                                         or now - txn.start_timestamp_ms < min_duration_ms):
+                continue
+            if pattern is not None and not pattern.fullmatch(txn.transactional_id):
+                continue
+            found.append(txn)
+        return found

@@ -1,0 +1,129 @@
+"""Consumer groups through KafkaJS 2.2.4 against a real broker process.
+
+tests/clients/node/group_consume.js runs a group consumer (eachMessage) to N records, commits and disconnects;
+tests/clients/node/admin.js runs the admin group operations. Records are produced with confluent-kafka.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from confluent_kafka import Producer
+from confluent_kafka.admin import AdminClient, NewTopic
+
+from tests.helpers import unique_topic
+from tests.integration.clients import ROOT, ClientRun, node_dir, require_binary, run_client
+
+pytestmark = pytest.mark.kafkajs
+
+#: Where the first-join measurements go (one JSON file per client).
+JOIN_RESULTS = ROOT / ".cache" / "group-first-join"
+
+
+@pytest.fixture(scope="module")
+def node() -> Path:
+    """tests/clients/node, with KafkaJS installed."""
+    require_binary("node")
+    return node_dir()
+
+
+def report_first_join(client: str, seconds: float, **extra: Any) -> None:
+    """Prints the first-join time and stores it in .cache/group-first-join/CLIENT.json."""
+    result = {"client": client, "first_join_s": round(seconds, 3), **extra}
+    JOIN_RESULTS.mkdir(parents=True, exist_ok=True)
+    (JOIN_RESULTS / f"{client}.json").write_text(json.dumps(result) + "\n")
+    print(json.dumps(result))
+
+
+def create_topic(broker: Any, topic: str, partitions: int) -> None:
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    for future in admin.create_topics([NewTopic(topic, partitions, 1)], operation_timeout=10).values():
+        future.result(timeout=30)
+
+
+def produce(broker: Any, topic: str, start: int, count: int, partitions: int) -> None:
+    """Records start..start+count-1 with value "v-I", record i to partition i % partitions."""
+    producer = Producer({"bootstrap.servers": broker.bootstrap, "acks": "all", "linger.ms": 5})
+    for i in range(start, start + count):
+        producer.produce(topic, value=f"v-{i}".encode(), partition=i % partitions)
+    assert producer.flush(30) == 0
+
+
+def group_consume(node: Path, broker: Any, topic: str, group: str, expect: int,
+                  linger_ms: int = 0) -> tuple[list[dict[str, Any]], ClientRun]:
+    run = run_client(["node", "group_consume.js", broker.bootstrap, topic, group, str(expect), str(linger_ms)],
+                     cwd=node, broker=broker, timeout=90).check()
+    events = run.lines()
+    assert events[-1] == {"done": True, "count": events[-1]["count"], "timed_out": False}, run.describe()
+    return events, run
+
+
+def admin(node: Path, broker: Any, *commands: tuple[Any, ...]) -> list[dict[str, Any]]:
+    """Runs admin.js with commands (op, arg, ...); returns one result per command."""
+    payload = [{"op": op, "args": list(args)} for op, *args in commands]
+    run = run_client(["node", "admin.js", broker.bootstrap, json.dumps(payload)], cwd=node, broker=broker).check()
+    results = run.lines()
+    assert [r.get("op") for r in results] == [c[0] for c in commands], run.describe()
+    return results
+
+
+def ok(result: dict[str, Any]) -> Any:
+    assert result["ok"], result
+    return result["result"]
+
+
+def values(events: list[dict[str, Any]]) -> list[int]:
+    return [int(e["value"].split("-")[1]) for e in events if e.get("event") == "record"]
+
+
+def test_first_join_time(node: Path, broker: Any) -> None:
+    topic = unique_topic("kjg-join")
+    create_topic(broker, topic, 2)
+    produce(broker, topic, 0, 4, 2)
+    events, run = group_consume(node, broker, topic, unique_topic("kjg-join-group"), 4)
+    joins = [e for e in events if e.get("event") == "group_join"]
+    assert len(joins) == 1, run.describe()
+    (join,) = joins
+    assert join["is_leader"] and join["leader_id"] == join["member_id"], run.describe()
+    assert join["protocol"] == "RoundRobinAssigner", run.describe()
+    assert {t: sorted(p) for t, p in join["assignment"].items()} == {topic: [0, 1]}, run.describe()
+    assert sorted(values(events)) == [0, 1, 2, 3]
+    seconds = join["ms_from_connect"] / 1000
+    report_first_join("kafkajs", seconds, from_run_s=join["ms_from_run"] / 1000, join_duration_ms=join["duration"])
+    assert seconds < 10, run.describe()
+
+
+def test_group_consume_commit_restart_resumes(node: Path, broker: Any) -> None:
+    """eachMessage reads N records and commits; after a restart only the records produced since are read."""
+    topic = unique_topic("kjg-resume")
+    group = unique_topic("kjg-resume-group")
+    create_topic(broker, topic, 3)
+    produce(broker, topic, 0, 30, 3)
+
+    events, run = group_consume(node, broker, topic, group, 30, linger_ms=500)
+    assert sorted(values(events)) == list(range(30)), run.describe()
+    (committed,) = [e for e in events if e.get("event") == "committed"]
+    assert committed["offsets"] == {"0": 10, "1": 10, "2": 10}, run.describe()
+
+    fetched, described, listed = admin(node, broker, ("fetchOffsets", {"groupId": group, "topics": [topic]}),
+                                       ("describeGroups", [group]), ("listGroups",))
+    (topic_offsets,) = ok(fetched)
+    assert topic_offsets["topic"] == topic
+    assert sorted((p["partition"], p["offset"]) for p in topic_offsets["partitions"]) == \
+        [(0, "10"), (1, "10"), (2, "10")]
+    (desc,) = ok(described)["groups"]
+    assert (desc["groupId"], desc["state"], desc["protocolType"], desc["members"]) == (group, "Empty", "consumer", [])
+    assert {"groupId": group, "protocolType": "consumer"} in ok(listed)["groups"]
+
+    produce(broker, topic, 30, 21, 3)
+    events, run = group_consume(node, broker, topic, group, 21, linger_ms=1500)
+    got = sorted(values(events))
+    assert got == list(range(30, 51)), f"expected exactly records 30..50 once, got {got}\n{run.describe()}"
+    assert all(e["offset"] >= 10 for e in events if e.get("event") == "record")
+
+    deleted, listed = admin(node, broker, ("deleteGroups", [group]), ("listGroups",))
+    assert [(r["groupId"], r["errorCode"]) for r in ok(deleted)] == [(group, 0)]
+    assert group not in [g["groupId"] for g in ok(listed)["groups"]]
