@@ -6,6 +6,7 @@ from typing import Any
 
 from ..core.cluster import Cluster, Partition
 from ..core.pending import Pending
+from ..protocol import records
 from ..protocol.errors import ErrorCode, KafkaError
 from ..protocol.messages import FetchRequest, FetchResponse
 from .context import RequestContext
@@ -17,6 +18,7 @@ _TopicResponse = FetchResponse.FetchableTopicResponse
 _PartitionData = _TopicResponse.PartitionData
 _LeaderIdAndEpoch = _PartitionData.LeaderIdAndEpoch
 _NodeEndpoint = FetchResponse.NodeEndpoint
+_AbortedTransaction = _PartitionData.AbortedTransaction
 
 
 def _resolve(cluster: Cluster, version: int, topic_req: Any) -> tuple[Any, ErrorCode]:
@@ -44,10 +46,10 @@ def handle(request: FetchRequest, ctx: RequestContext) -> FetchResponse | Pendin
     def build() -> FetchResponse:
         return _build_response(request, ctx, targets)
 
-    if request.max_wait_ms <= 0 or _bytes_ready(ctx, targets) >= max(request.min_bytes, 1):
+    if request.max_wait_ms <= 0 or _bytes_ready(ctx, targets, request) >= max(request.min_bytes, 1):
         return build()
     pending = Pending(build, cluster.clock.now_ms() + request.max_wait_ms)
-    needed = max(request.min_bytes, 1) - _bytes_ready(ctx, targets)
+    needed = max(request.min_bytes, 1) - _bytes_ready(ctx, targets, request)
     arrived = [0]
 
     def on_append(size: int) -> None:
@@ -61,7 +63,18 @@ def handle(request: FetchRequest, ctx: RequestContext) -> FetchResponse | Pendin
     return pending
 
 
-def _bytes_ready(ctx: RequestContext, targets: list[tuple[Any, Any, Partition | None, ErrorCode]]) -> int:
+READ_COMMITTED = 1
+
+
+def _upper_bound(ctx: RequestContext, request: FetchRequest, partition: Partition) -> int | None:
+    """READ_COMMITTED reads stop at the last stable offset; READ_UNCOMMITTED at the high watermark."""
+    if request.isolation_level == READ_COMMITTED:
+        return ctx.cluster.last_stable_offset(partition)
+    return None
+
+
+def _bytes_ready(ctx: RequestContext, targets: list[tuple[Any, Any, Partition | None, ErrorCode]],
+                 request: FetchRequest) -> int:
     total = 0
     for _topic_req, part_req, partition, error in targets:
         if partition is None or error != ErrorCode.NONE:
@@ -71,7 +84,7 @@ def _bytes_ready(ctx: RequestContext, targets: list[tuple[Any, Any, Partition | 
         log = partition.log
         if not log.log_start_offset <= part_req.fetch_offset <= log.log_end_offset:
             return 1 << 30
-        total += log.bytes_after(part_req.fetch_offset)
+        total += log.bytes_after(part_req.fetch_offset, _upper_bound(ctx, request, partition))
     return total
 
 
@@ -82,7 +95,8 @@ def _build_response(request: FetchRequest, ctx: RequestContext,
     by_topic: dict[int, Any] = {}
     leaders: set[int] = set()
     for topic_req, part_req, partition, error in targets:
-        data = _partition_data(ctx, part_req, partition, error, remaining, min_one=remaining == request.max_bytes)
+        data = _partition_data(ctx, request, part_req, partition, error, remaining,
+                               min_one=remaining == request.max_bytes)
         remaining -= len(data.records or b"")
         if data.error_code == ErrorCode.NOT_LEADER_OR_FOLLOWER and partition is not None:
             leaders.add(partition.leader_id)
@@ -104,8 +118,8 @@ def _build_response(request: FetchRequest, ctx: RequestContext,
                          node_endpoints=node_endpoints)
 
 
-def _partition_data(ctx: RequestContext, part_req: Any, partition: Partition | None, error: ErrorCode,
-                    remaining: int, min_one: bool) -> Any:
+def _partition_data(ctx: RequestContext, request: FetchRequest, part_req: Any, partition: Partition | None,
+                    error: ErrorCode, remaining: int, min_one: bool) -> Any:
     index = part_req.partition
     if partition is None:
         return _PartitionData(partition_index=index, error_code=error, high_watermark=-1, last_stable_offset=-1,
@@ -123,16 +137,22 @@ def _partition_data(ctx: RequestContext, part_req: Any, partition: Partition | N
     elif 0 <= part_req.current_leader_epoch < log.leader_epoch:
         code = ErrorCode.FENCED_LEADER_EPOCH
     batches: list[bytes | bytearray] = []
+    upper_bound = _upper_bound(ctx, request, partition)
+    aborted = None
     if code == ErrorCode.NONE:
         try:
             limit = max(min(part_req.partition_max_bytes, remaining), 0)
-            batches = log.read(part_req.fetch_offset, limit, min_one=min_one)
+            batches = log.read(part_req.fetch_offset, limit, min_one=min_one, upper_bound=upper_bound)
         except KafkaError as exc:
             code = exc.code
+    if request.isolation_level == READ_COMMITTED:
+        read_end = records.read_header(batches[-1]).last_offset + 1 if batches else part_req.fetch_offset
+        aborted = [_AbortedTransaction(producer_id=txn.producer_id, first_offset=txn.first_offset)
+                   for txn in partition.producer_state.aborted_between(part_req.fetch_offset, read_end)]
     return _PartitionData(
         partition_index=index, error_code=code, high_watermark=log.high_watermark,
-        last_stable_offset=log.high_watermark, log_start_offset=log.log_start_offset,
-        aborted_transactions=None, preferred_read_replica=-1,
+        last_stable_offset=ctx.cluster.last_stable_offset(partition), log_start_offset=log.log_start_offset,
+        aborted_transactions=aborted, preferred_read_replica=-1,
         # Kafka sends an empty record set, never null, even with an error (librdkafka refuses -1)
         records=b"".join(batches), **extra,
     )

@@ -41,7 +41,8 @@ def handle(request: ListOffsetsRequest, ctx: RequestContext) -> ListOffsetsRespo
             elif 0 <= part_req.current_leader_epoch < log.leader_epoch:
                 partitions.append(_answer(part_req.partition_index, ErrorCode.FENCED_LEADER_EPOCH))
             else:
-                partitions.append(_lookup(part_req, log, ctx.api_version))
+                stable = ctx.cluster.last_stable_offset(partition) if request.isolation_level == 1 else None
+                partitions.append(_lookup(part_req, log, stable))
         topics.append(_Topic(name=topic_req.name, partitions=partitions))
     return ListOffsetsResponse(throttle_time_ms=0, topics=topics)
 
@@ -50,14 +51,14 @@ def _answer(index: int, code: ErrorCode, timestamp: int = -1, offset: int = -1, 
     return _Partition(partition_index=index, error_code=code, timestamp=timestamp, offset=offset, leader_epoch=epoch)
 
 
-def _lookup(part_req: Any, log: Any, version: int) -> Any:
+def _lookup(part_req: Any, log: Any, last_stable_offset: int | None) -> Any:
+    """The answer for one partition; READ_COMMITTED passes the LSO, which then stands for "latest"."""
     index = part_req.partition_index
     target = part_req.timestamp
     epoch = log.leader_epoch
-    # With no transactions open the last stable offset equals the high watermark,
-    # so READ_COMMITTED latest is the same as READ_UNCOMMITTED latest here.
     if target == LATEST_TIMESTAMP:
-        return _answer(index, ErrorCode.NONE, -1, log.high_watermark, epoch)
+        latest = log.high_watermark if last_stable_offset is None else last_stable_offset
+        return _answer(index, ErrorCode.NONE, -1, latest, epoch)
     if target in (EARLIEST_TIMESTAMP, EARLIEST_LOCAL_TIMESTAMP):
         return _answer(index, ErrorCode.NONE, -1, log.log_start_offset, epoch)
     if target in (LATEST_TIERED_TIMESTAMP, EARLIEST_PENDING_UPLOAD_TIMESTAMP):

@@ -19,16 +19,20 @@ NO_OFFSET = -1
 def handle(request: OffsetFetchRequest, ctx: RequestContext) -> OffsetFetchResponse:
     version = ctx.api_version
     if version >= 8:
-        return OffsetFetchResponse(throttle_time_ms=0, groups=[_group(ctx, g) for g in request.groups])
+        return OffsetFetchResponse(throttle_time_ms=0,
+                                   groups=[_group(ctx, g, request.require_stable) for g in request.groups])
     error = coordinator_error(ctx, request.group_id)
     wanted = None if request.topics is None else [(t.name, i) for t in request.topics for i in t.partition_indexes]
     rows = [] if error is not None else ctx.cluster.groups.fetch_offsets(request.group_id, wanted)
+    require_stable = version >= 7 and request.require_stable
     by_topic: dict[str, list[Any]] = {}
     for topic, partition, committed in rows:
+        unstable = require_stable and ctx.cluster.groups.has_pending_txn_offset(request.group_id, topic, partition)
         by_topic.setdefault(topic, []).append(OffsetFetchResponse.OffsetFetchResponseTopic.OffsetFetchResponsePartition(
-            partition_index=partition, committed_offset=committed.offset if committed else NO_OFFSET,
+            partition_index=partition, committed_offset=committed.offset if committed and not unstable else NO_OFFSET,
             committed_leader_epoch=committed.leader_epoch if committed else -1,
-            metadata=committed.metadata if committed else "", error_code=0))
+            metadata=committed.metadata if committed else "",
+            error_code=ErrorCode.UNSTABLE_OFFSET_COMMIT if unstable else 0))
     topics = [OffsetFetchResponse.OffsetFetchResponseTopic(name=name, partitions=parts)
               for name, parts in by_topic.items()]
     if error is not None and version < 2:
@@ -40,7 +44,7 @@ def handle(request: OffsetFetchRequest, ctx: RequestContext) -> OffsetFetchRespo
     return OffsetFetchResponse(throttle_time_ms=0, topics=topics, error_code=error or 0)
 
 
-def _group(ctx: RequestContext, wanted_group: Any) -> Any:
+def _group(ctx: RequestContext, wanted_group: Any, require_stable: bool) -> Any:
     cluster: Cluster = ctx.cluster
     version = ctx.api_version
     error = coordinator_error(ctx, wanted_group.group_id)
@@ -55,12 +59,16 @@ def _group(ctx: RequestContext, wanted_group: Any) -> Any:
     rows = [] if error is not None else cluster.groups.fetch_offsets(wanted_group.group_id, wanted)
     by_topic: dict[str, list[Any]] = {}
     for topic, partition, committed in rows:
+        unstable = require_stable and cluster.groups.has_pending_txn_offset(
+            wanted_group.group_id, topic, partition)
+        code = 0 if (topic or wanted is None) else ErrorCode.UNKNOWN_TOPIC_ID
         by_topic.setdefault(topic, []).append(
             OffsetFetchResponse.OffsetFetchResponseGroup.OffsetFetchResponseTopics.OffsetFetchResponsePartitions(
-                partition_index=partition, committed_offset=committed.offset if committed else NO_OFFSET,
+                partition_index=partition,
+                committed_offset=committed.offset if committed and not unstable else NO_OFFSET,
                 committed_leader_epoch=committed.leader_epoch if committed else -1,
                 metadata=committed.metadata if committed else "",
-                error_code=0 if (topic or wanted is None) else ErrorCode.UNKNOWN_TOPIC_ID))
+                error_code=ErrorCode.UNSTABLE_OFFSET_COMMIT if unstable else code))
     topics = []
     for name, partitions in by_topic.items():
         entry = OffsetFetchResponse.OffsetFetchResponseGroup.OffsetFetchResponseTopics(partitions=partitions)

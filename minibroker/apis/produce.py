@@ -88,6 +88,28 @@ def handle(request: ProduceRequest, ctx: RequestContext) -> ProduceResponse | No
     return ProduceResponse(responses=topic_responses, throttle_time_ms=0, node_endpoints=node_endpoints)
 
 
+# Produce learnt TRANSACTION_ABORTABLE in v11 (KIP-890); older requests get INVALID_TXN_STATE.
+TRANSACTION_ABORTABLE_FROM = 11
+
+
+def _verification_error(index: int, verdict: ErrorCode, version: int) -> Any:
+    """The partition is not in the producer's transaction: Kafka's translated answer (reference §5.5)."""
+    message = None
+    if verdict is ErrorCode.TRANSACTION_ABORTABLE and version < TRANSACTION_ABORTABLE_FROM:
+        verdict = ErrorCode.INVALID_TXN_STATE
+    if verdict is ErrorCode.INVALID_TXN_STATE:
+        message = "Partition was not added to the transaction"
+    elif verdict is ErrorCode.PRODUCER_FENCED:
+        verdict = ErrorCode.INVALID_PRODUCER_EPOCH
+    elif verdict in (ErrorCode.CONCURRENT_TRANSACTIONS, ErrorCode.COORDINATOR_NOT_AVAILABLE,
+                     ErrorCode.NOT_COORDINATOR):
+        message = f"Unable to verify the partition has been added to the transaction. Underlying error: {verdict.name}"
+        verdict = ErrorCode.NOT_ENOUGH_REPLICAS
+    response = _error(index, verdict)
+    response.error_message = message
+    return response
+
+
 def _whole_request_error(request: ProduceRequest) -> ErrorCode | None:
     if request.acks not in (-1, 0, 1):
         return ErrorCode.INVALID_REQUIRED_ACKS
@@ -120,6 +142,12 @@ def _produce_partition(partition: Partition, data: bytes | None, request: Produc
                              "Produce requests with ZStandard compression need version 7 or above")
         if header.is_transactional and request.transactional_id is None:
             raise KafkaError(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+        if header.is_transactional and ctx.cluster.config["transaction.partition.verification.enable"] and \
+                not partition.producer_state.has_open_txn(header.producer_id, header.producer_epoch):
+            verdict = ctx.cluster.transactions.verify_partition(
+                request.transactional_id, header.producer_id, header.producer_epoch, partition.topic.name, index)
+            if verdict is not ErrorCode.NONE:
+                return _verification_error(index, verdict, ctx.api_version)
         result = ctx.cluster.append(partition, data)
     except RecordValidationError as exc:
         return _PartitionResponse(
