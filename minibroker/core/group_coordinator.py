@@ -533,6 +533,11 @@ class GroupCoordinator:
                 if now >= deadline:
                     del group.pending_members[pending_id]
             if group.state is GroupState.PREPARING_REBALANCE:
+                # a member that has not rejoined still has its session: when that runs out it is dropped,
+                # so a crashed member holds the rebalance for session.timeout.ms, not the rebalance timeout
+                for member in [m for m in group.members.values()
+                               if m.join_waiter is None and now >= m.session_deadline_ms]:
+                    self._remove_member(group, member)
                 if now >= group.rebalance_deadline_ms or (group.all_members_joined()
                                                            and now >= group.join_not_before_ms):
                     self._complete_join(group)

@@ -115,3 +115,15 @@ def test_commit_during_completing_rebalance_is_rebalance_in_progress():
     member = joined(join(c))
     assert c.commit_offsets("g", 1, member.member_id, None, [("t", 0, 1, -1, None)]) == [
         ErrorCode.REBALANCE_IN_PROGRESS]
+
+
+def test_member_that_never_rejoins_is_dropped_at_its_session_timeout_not_the_rebalance_timeout():
+    c = coordinator()
+    first = joined(join(c, session=1000, rebalance=300_000))
+    c.sync("g", 1, first.member_id, None, None, None, [])
+    second = join(c, session=1000, rebalance=300_000)  # the first member has crashed and never rejoins
+    assert isinstance(second, Pending) and not second.done
+    c.clock.advance(1000)
+    c.tick()
+    result = joined(second)
+    assert result.generation_id == 2 and list(c.groups["g"].members) == [result.member_id]

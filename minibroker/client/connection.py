@@ -1,0 +1,118 @@
+"""One TCP connection to a broker: requests are pipelined and answered in order."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import struct
+from collections import deque
+from typing import Any
+
+from ..protocol.messages import REQUESTS, RESPONSES
+
+_SIZE = struct.Struct(">i")
+API_VERSIONS_KEY = 18
+
+
+class ConnectionClosed(ConnectionError):
+    """The broker closed the connection (or it was closed) before answering."""
+
+
+class BrokerConnection:
+    """Sends requests at chosen versions; a reader task matches answers to them in order."""
+
+    def __init__(self, host: str, port: int, client_id: str = "minibroker-client") -> None:
+        self.host = host
+        self.port = port
+        self.client_id = client_id
+        self._reader: asyncio.StreamReader | None = None
+        self._writer: asyncio.StreamWriter | None = None
+        self._waiting: deque[tuple[int, int, int, asyncio.Future[Any]]] = deque()
+        self._correlation_id = 0
+        self._read_task: asyncio.Task[None] | None = None
+        self.closed = False
+
+    @property
+    def in_flight(self) -> int:
+        """Requests sent and not yet answered."""
+        return len(self._waiting)
+
+    async def connect(self) -> None:
+        self._reader, self._writer = await asyncio.open_connection(self.host, self.port)
+        self._read_task = asyncio.create_task(self._read_loop())
+
+    def _frame(self, request: Any, version: int, correlation_id: int) -> bytes:
+        client_id = self.client_id.encode()
+        header = struct.pack(">hhih", request.API_KEY, version, correlation_id, len(client_id)) + client_id
+        if REQUESTS[request.API_KEY].flexible_version_q(version):
+            header += b"\x00"
+        body = bytes(request.encode(version=version))
+        return _SIZE.pack(len(header) + len(body)) + header + body
+
+    def send(self, request: Any, version: int, expect_response: bool = True) -> asyncio.Future[Any] | None:
+        """Write `request` now; a future of the decoded response (None when no answer is expected)."""
+        if self.closed or self._writer is None or self._writer.is_closing():
+            raise ConnectionClosed(f"connection to {self.host}:{self.port} is closed")
+        self._correlation_id += 1
+        self._writer.write(self._frame(request, version, self._correlation_id))
+        if not expect_response:
+            return None
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._waiting.append((self._correlation_id, request.API_KEY, version, future))
+        return future
+
+    async def request(self, request: Any, version: int) -> Any:
+        """Send `request` and wait for its response."""
+        future = self.send(request, version)
+        assert future is not None
+        return await future
+
+    async def _read_loop(self) -> None:
+        assert self._reader is not None
+        error: BaseException = ConnectionClosed(f"connection to {self.host}:{self.port} closed by the broker")
+        try:
+            while True:
+                size = _SIZE.unpack(await self._reader.readexactly(4))[0]
+                frame = await self._reader.readexactly(size)
+                if not self._waiting:
+                    raise ConnectionClosed("response with no request waiting for it")
+                correlation_id, api_key, version, future = self._waiting.popleft()
+                if _SIZE.unpack_from(frame)[0] != correlation_id:
+                    raise ConnectionClosed("response out of order")
+                response_class = RESPONSES[api_key]
+                flexible = api_key != API_VERSIONS_KEY and response_class.flexible_version_q(version)
+                try:
+                    response = response_class.decode(frame[5 if flexible else 4 :], version=version)
+                except Exception as exc:  # a malformed answer fails this request only
+                    if not future.done():
+                        future.set_exception(exc)
+                    continue
+                if not future.done():
+                    future.set_result(response)
+        except (asyncio.IncompleteReadError, ConnectionError, OSError) as exc:
+            if isinstance(exc, ConnectionClosed):
+                error = exc
+        except asyncio.CancelledError:
+            pass
+        finally:
+            self._fail_all(error)
+
+    def _fail_all(self, error: BaseException) -> None:
+        self.closed = True
+        while self._waiting:
+            future = self._waiting.popleft()[3]
+            if not future.done():
+                future.set_exception(error)
+        if self._writer is not None:
+            self._writer.close()
+
+    async def close(self) -> None:
+        self.closed = True
+        if self._read_task is not None:
+            self._read_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._read_task
+        if self._writer is not None:
+            self._writer.close()
+            with contextlib.suppress(Exception):
+                await self._writer.wait_closed()

@@ -1,0 +1,415 @@
+"""An idempotent asyncio producer that discovers each partition's KIP-1269 window.
+
+A batch is sent only when its partition has fewer batches in flight than the
+partition's limit *and* its connection has fewer requests in flight than
+`max_in_flight_requests_per_connection`. The partition limit starts at 5,
+becomes the ProducerStateBatchesToRetain value of each Produce v14 answer for
+that partition (5 when absent), and falls back to 5 when the partition's
+leader changes, until the new leader answers.
+
+Retries keep each partition's order as Kafka's producer does: a batch keeps
+its sequence numbers for life, and a batch being retried is sent again only
+when no batch before it is in flight, so the broker sees sequences in order
+and answers retained duplicates with their original offsets.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..protocol import records
+from ..protocol.errors import ErrorCode, KafkaError
+from ..protocol.messages import InitProducerIdRequest, ProduceRequest
+from .client import KafkaClient
+from .connection import BrokerConnection, ConnectionClosed
+
+DEFAULT_BATCHES_TO_RETAIN = 5
+MAX_PRODUCE_VERSION = 14
+CODECS = {None: records.COMPRESSION_NONE, "none": records.COMPRESSION_NONE, "gzip": records.COMPRESSION_GZIP,
+          "snappy": records.COMPRESSION_SNAPPY, "lz4": records.COMPRESSION_LZ4, "zstd": records.COMPRESSION_ZSTD}
+
+RETRIABLE = frozenset({
+    ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode.REQUEST_TIMED_OUT,
+    ErrorCode.NOT_ENOUGH_REPLICAS, ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND, ErrorCode.NETWORK_EXCEPTION,
+    ErrorCode.LEADER_NOT_AVAILABLE, ErrorCode.KAFKA_STORAGE_ERROR, ErrorCode.CORRUPT_MESSAGE,
+    ErrorCode.UNKNOWN_TOPIC_ID, ErrorCode.FENCED_LEADER_EPOCH, ErrorCode.UNKNOWN_LEADER_EPOCH,
+    ErrorCode.THROTTLING_QUOTA_EXCEEDED, ErrorCode.CONCURRENT_TRANSACTIONS,
+})
+REFRESH_METADATA = frozenset({
+    ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode.LEADER_NOT_AVAILABLE,
+    ErrorCode.UNKNOWN_TOPIC_ID, ErrorCode.FENCED_LEADER_EPOCH, ErrorCode.UNKNOWN_LEADER_EPOCH,
+})
+
+
+@dataclass(frozen=True)
+class RecordMetadata:
+    """Where a record landed."""
+
+    topic: str
+    partition: int
+    offset: int
+
+
+@dataclass(eq=False)
+class ProducerBatch:
+    """Records for one partition, sent together and retried together with the same sequences."""
+
+    topic: str
+    partition: int
+    created_ms: float
+    records: list[tuple[bytes | None, bytes | None, list[tuple[str, bytes | None]], int]] = field(default_factory=list)
+    futures: list[asyncio.Future[RecordMetadata]] = field(default_factory=list)
+    size: int = 0
+    base_sequence: int = -1  # assigned at first send, kept for every retry
+    attempts: int = 0
+    encoded: bytes | None = None
+
+    def encode(self, producer_id: int, epoch: int, codec: int) -> bytes:
+        if self.encoded is None:
+            self.encoded = records.build_batch(
+                [(key, value) for key, value, _headers, _ts in self.records],
+                timestamps=[ts for _k, _v, _h, ts in self.records], producer_id=producer_id,
+                producer_epoch=epoch, base_sequence=self.base_sequence, compression=codec,
+                headers=[headers for _k, _v, headers, _ts in self.records])
+        return self.encoded
+
+    def fail(self, error: BaseException) -> None:
+        for future in self.futures:
+            if not future.done():
+                future.set_exception(error)
+
+
+@dataclass
+class PartitionState:
+    """Per-partition sending state: queue, in-flight batches, next sequence and the discovered window."""
+
+    queue: deque[ProducerBatch] = field(default_factory=deque)  # sealed batches, in sequence order
+    open_batch: ProducerBatch | None = None
+    in_flight: list[ProducerBatch] = field(default_factory=list)  # sorted by sequence
+    next_sequence: int = 0
+    limit: int = DEFAULT_BATCHES_TO_RETAIN
+    leader: int = -1
+    max_in_flight_seen: int = 0
+
+
+class Producer:
+    """An idempotent (acks=all) producer with batching, compression, ordered retries and KIP-1269 windows."""
+
+    def __init__(
+        self,
+        bootstrap_servers: str,
+        *,
+        linger_ms: float = 5,
+        batch_size: int = 16384,
+        compression: str | None = None,
+        max_in_flight_requests_per_connection: int = 5,
+        delivery_timeout_ms: int = 120_000,
+        retry_backoff_ms: int = 50,
+        request_timeout_ms: int = 30_000,
+        produce_version: int | None = None,
+        client_id: str = "minibroker-producer",
+    ) -> None:
+        if produce_version is not None and not 3 <= produce_version <= MAX_PRODUCE_VERSION:
+            raise ValueError(f"produce_version must be 3-{MAX_PRODUCE_VERSION}")
+        if compression not in CODECS:
+            raise ValueError(f"compression must be one of {sorted(c for c in CODECS if c)}")
+        # no cap of 5 when idempotent: the per-partition window limits what is at risk (KIP-1269)
+        if max_in_flight_requests_per_connection < 1:
+            raise ValueError("max_in_flight_requests_per_connection must be at least 1")
+        self.client = KafkaClient(bootstrap_servers, client_id)
+        self.linger_ms = linger_ms
+        self.batch_size = batch_size
+        self.codec = CODECS[compression]
+        self.max_in_flight_requests_per_connection = max_in_flight_requests_per_connection
+        self.delivery_timeout_ms = delivery_timeout_ms
+        self.retry_backoff_ms = retry_backoff_ms
+        self.request_timeout_ms = request_timeout_ms
+        self.produce_version = produce_version
+        self.producer_id = -1
+        self.producer_epoch = -1
+        self.partitions: dict[tuple[str, int], PartitionState] = {}
+        self._requests_in_flight: dict[int, int] = {}
+        self._wakeup = asyncio.Event()
+        self._sender: asyncio.Task[None] | None = None
+        self._round_robin = 0
+        self._closed = False
+        self._metadata_stale = False
+
+    # -- observable state (tests, benchmarks) -------------------------------------------------
+
+    def partition_limit(self, topic: str, partition: int) -> int:
+        """The discovered in-flight limit of a partition (5 until a v14 answer says otherwise)."""
+        return self._state(topic, partition).limit
+
+    def in_flight(self, topic: str, partition: int) -> int:
+        """Batches of this partition sent and not yet answered."""
+        return len(self._state(topic, partition).in_flight)
+
+    def max_in_flight_seen(self, topic: str, partition: int) -> int:
+        """The most batches of this partition that were ever in flight at once."""
+        return self._state(topic, partition).max_in_flight_seen
+
+    # -- life cycle --------------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        await self.client.start()
+        node = next(iter(self.client.nodes))
+        response = await self.client.request(node, InitProducerIdRequest(transactional_id=None,
+                                                                          transaction_timeout_ms=2**31 - 1), 4)
+        if response.error_code:
+            raise KafkaError(ErrorCode(response.error_code), "InitProducerId failed")
+        self.producer_id, self.producer_epoch = response.producer_id, response.producer_epoch
+        self._sender = asyncio.create_task(self._send_loop())
+
+    async def __aenter__(self) -> Producer:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def flush(self) -> None:
+        """Wait until every record sent so far is acknowledged or has failed."""
+        futures = [f for state in self.partitions.values()
+                   for batch in [*state.queue, *state.in_flight, *([state.open_batch] if state.open_batch else [])]
+                   for f in batch.futures]
+        for state in self.partitions.values():
+            self._seal(state)
+        self._wakeup.set()
+        if futures:
+            await asyncio.gather(*futures, return_exceptions=True)
+
+    async def close(self) -> None:
+        """Flush, then stop the sender and close connections."""
+        if self._closed:
+            return
+        await self.flush()
+        self._closed = True
+        if self._sender is not None:
+            self._sender.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._sender
+        await self.client.close()
+
+    # -- sending records ---------------------------------------------------------------------------
+
+    async def send(self, topic: str, value: bytes | None, key: bytes | None = None, partition: int | None = None,
+                   headers: list[tuple[str, bytes | None]] | None = None,
+                   timestamp_ms: int | None = None) -> asyncio.Future[RecordMetadata]:
+        """Queue a record; the returned future gives its partition and offset once acknowledged."""
+        if self._closed:
+            raise RuntimeError("producer is closed")
+        if topic not in self.client.topics:
+            await self.client.refresh_metadata([topic])
+            if topic not in self.client.topics:
+                raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"topic {topic} is unknown")
+        count = len(self.client.topics[topic].partitions)
+        if partition is None:
+            partition = self._round_robin % count
+            self._round_robin += 1
+        elif not 0 <= partition < count:
+            raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"{topic} has no partition {partition}")
+        state = self._state(topic, partition)
+        size = (len(key) if key else 0) + (len(value) if value else 0) + 16
+        if state.open_batch is not None and state.open_batch.size + size > self.batch_size:
+            self._seal(state)
+        if state.open_batch is None:
+            state.open_batch = ProducerBatch(topic, partition, time.monotonic())
+        future: asyncio.Future[RecordMetadata] = asyncio.get_running_loop().create_future()
+        state.open_batch.records.append((key, value, headers or [], timestamp_ms or int(time.time() * 1000)))
+        state.open_batch.futures.append(future)
+        state.open_batch.size += size
+        if state.open_batch.size >= self.batch_size:
+            self._seal(state)
+        self._wakeup.set()
+        return future
+
+    def _state(self, topic: str, partition: int) -> PartitionState:
+        state = self.partitions.get((topic, partition))
+        if state is None:
+            state = self.partitions[(topic, partition)] = PartitionState()
+            info = self.client.topics.get(topic)
+            if info is not None:
+                state.leader = info.partitions[partition].leader
+        return state
+
+    @staticmethod
+    def _seal(state: PartitionState) -> None:
+        if state.open_batch is not None and state.open_batch.records:
+            state.queue.append(state.open_batch)
+        state.open_batch = None
+
+    # -- the sender --------------------------------------------------------------------------------
+
+    async def _send_loop(self) -> None:
+        while True:
+            self._wakeup.clear()
+            now = time.monotonic()
+            next_linger: float | None = None
+            for state in self.partitions.values():
+                batch = state.open_batch
+                if batch is not None:
+                    due = batch.created_ms + self.linger_ms / 1000
+                    if now >= due:
+                        self._seal(state)
+                    else:
+                        next_linger = due if next_linger is None else min(next_linger, due)
+            self._expire(now)
+            if self._metadata_stale:
+                await self._refresh_leaders()
+            await self._drain()
+            timeout = None if next_linger is None else max(next_linger - time.monotonic(), 0)
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(self._wakeup.wait(), timeout)
+
+    def _expire(self, now: float) -> None:
+        limit = self.delivery_timeout_ms / 1000
+        for state in self.partitions.values():
+            while state.queue and now - state.queue[0].created_ms > limit:
+                state.queue.popleft().fail(KafkaError(ErrorCode.REQUEST_TIMED_OUT, "delivery timeout expired"))
+
+    async def _refresh_leaders(self) -> None:
+        self._metadata_stale = False
+        try:
+            await self.client.refresh_metadata(sorted({topic for topic, _ in self.partitions}))
+        except (OSError, KafkaError):
+            self._metadata_stale = True
+            return
+        for (topic, partition), state in self.partitions.items():
+            leader = self.client.leader(topic, partition)
+            if leader != state.leader:
+                state.leader = leader
+                state.limit = DEFAULT_BATCHES_TO_RETAIN  # a new leader: 5 until it answers (KIP-1269)
+
+    async def _drain(self) -> None:
+        """Send requests until the two in-flight limits (partition window, connection) or the queues stop it."""
+        while await self._drain_once():
+            pass
+
+    async def _drain_once(self) -> bool:
+        """One request per node, carrying one batch per ready partition; whether anything was sent."""
+        sent = False
+        by_node: dict[int, list[ProducerBatch]] = {}
+        for state in self.partitions.values():
+            head = self._sendable_head(state)
+            if head is not None:
+                by_node.setdefault(state.leader, []).append(head)
+        for node_id, candidates in by_node.items():
+            if self._requests_in_flight.get(node_id, 0) >= self.max_in_flight_requests_per_connection:
+                continue
+            try:
+                connection = await self.client.connection(node_id)
+            except (OSError, KafkaError):
+                self._metadata_stale = True
+                continue
+            # answers may have requeued earlier batches while we waited for the connection: check again
+            batches = [b for b in candidates
+                       if self._sendable_head(self.partitions[(b.topic, b.partition)]) is b]
+            if not batches:
+                continue
+            for batch in batches:
+                state = self.partitions[(batch.topic, batch.partition)]
+                state.queue.popleft()
+                if batch.base_sequence == -1:
+                    batch.base_sequence = state.next_sequence
+                    state.next_sequence = records.increment_sequence(state.next_sequence, len(batch.records))
+                batch.attempts += 1
+                state.in_flight.append(batch)
+                state.in_flight.sort(key=lambda b: b.base_sequence)
+                state.max_in_flight_seen = max(state.max_in_flight_seen, len(state.in_flight))
+            self._send_request(node_id, connection, batches)
+            sent = True
+        return sent
+
+    @staticmethod
+    def _sendable_head(state: PartitionState) -> ProducerBatch | None:
+        """The partition's next batch if its window allows one more in flight, else None."""
+        if not state.queue or len(state.in_flight) >= state.limit:
+            return None
+        head = state.queue[0]
+        # a retried batch goes out only when nothing before it is in flight (Kafka's ordering rule)
+        if head.base_sequence != -1 and any(b.base_sequence < head.base_sequence for b in state.in_flight):
+            return None
+        return head
+
+    def _send_request(self, node_id: int, connection: BrokerConnection, batches: list[ProducerBatch]) -> None:
+        version = self.produce_version or self.client.max_version(node_id, 0, MAX_PRODUCE_VERSION)
+        topics: dict[str, Any] = {}
+        for batch in batches:
+            data = topics.get(batch.topic)
+            if data is None:
+                data = topics[batch.topic] = ProduceRequest.TopicProduceData(partition_data=[])
+                if version >= 13:
+                    data.topic_id = self.client.topics[batch.topic].topic_id
+                else:
+                    data.name = batch.topic
+            data.partition_data.append(ProduceRequest.TopicProduceData.PartitionProduceData(
+                index=batch.partition, records=batch.encode(self.producer_id, self.producer_epoch, self.codec)))
+        request = ProduceRequest(transactional_id=None, acks=-1, timeout_ms=self.request_timeout_ms,
+                                 topic_data=list(topics.values()))
+        try:
+            future = connection.send(request, version)
+        except ConnectionClosed as exc:
+            self._finish(batches, {}, version, exc)
+            return
+        assert future is not None
+        self._requests_in_flight[node_id] = self._requests_in_flight.get(node_id, 0) + 1
+
+        def done(answer: asyncio.Future[Any]) -> None:
+            self._requests_in_flight[node_id] -= 1
+            error = answer.exception()
+            self._finish(batches, {} if error else self._by_partition(answer.result(), version), version, error)
+            self._wakeup.set()
+
+        future.add_done_callback(done)
+
+    def _by_partition(self, response: Any, version: int) -> dict[tuple[str, int], Any]:
+        names = {info.topic_id: name for name, info in self.client.topics.items()}
+        return {(topic.name if version < 13 else names.get(topic.topic_id, ""), p.index): p
+                for topic in response.responses for p in topic.partition_responses}
+
+    def _finish(self, batches: list[ProducerBatch], answers: dict[tuple[str, int], Any], version: int,
+                error: BaseException | None) -> None:
+        for batch in batches:
+            state = self.partitions[(batch.topic, batch.partition)]
+            if batch in state.in_flight:
+                state.in_flight.remove(batch)
+            answer = answers.get((batch.topic, batch.partition))
+            if answer is None:  # the connection went away: resend, keeping the sequence
+                self._metadata_stale = True
+                self._requeue(state, batch)
+                continue
+            code = ErrorCode(answer.error_code)
+            if code is ErrorCode.NONE:
+                if version >= 14:
+                    state.limit = max(answer.producer_state_batches_to_retain or DEFAULT_BATCHES_TO_RETAIN, 1)
+                for index, future in enumerate(batch.futures):
+                    if not future.done():
+                        future.set_result(RecordMetadata(batch.topic, batch.partition, answer.base_offset + index))
+            elif code in RETRIABLE or (code is ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER
+                                       and self._earlier_batch_pending(state, batch)):
+                if code in REFRESH_METADATA:
+                    self._metadata_stale = True
+                self._requeue(state, batch)
+            else:
+                batch.fail(KafkaError(code, f"produce to {batch.topic}-{batch.partition} failed: {code.name}"))
+
+    @staticmethod
+    def _earlier_batch_pending(state: PartitionState, batch: ProducerBatch) -> bool:
+        """An out-of-order answer caused by an earlier batch that failed and is being sent again."""
+        return any(b.base_sequence < batch.base_sequence for b in [*state.queue, *state.in_flight])
+
+    def _requeue(self, state: PartitionState, batch: ProducerBatch) -> None:
+        if time.monotonic() - batch.created_ms > self.delivery_timeout_ms / 1000:
+            batch.fail(KafkaError(ErrorCode.REQUEST_TIMED_OUT, "delivery timeout expired"))
+            return
+        state.queue.append(batch)
+        ordered = sorted(state.queue, key=lambda b: (b.base_sequence == -1, b.base_sequence))
+        state.queue.clear()
+        state.queue.extend(ordered)
+        asyncio.get_running_loop().call_later(self.retry_backoff_ms / 1000, self._wakeup.set)
