@@ -19,6 +19,9 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
     serve = sub.add_parser("serve", help="run the broker")
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     serve.add_argument("--port", type=int, default=9092, help="port to listen on; 0 picks a free one")
+    serve.add_argument("--nodes", type=int, default=1,
+                       help="simulated nodes in one process, on consecutive ports from --port (default 1)")
+    serve.add_argument("--ports", help="explicit comma-separated ports, one per node (overrides --port/--nodes)")
     serve.add_argument("--config", type=Path, help="a Kafka-style server.properties file")
     serve.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                        help="override one config (repeatable)")
@@ -44,10 +47,15 @@ def _collect_configs(args: argparse.Namespace) -> dict[str, str]:
 async def _serve(args: argparse.Namespace, configs: dict[str, str]) -> None:
     from .server.broker import Broker
 
+    ports = [int(p) for p in args.ports.split(",")] if args.ports else None
     broker = Broker(host=args.host, port=args.port, config=configs,
-                    faults=Faults.parse(args.fault) if args.fault else None)
+                    faults=Faults.parse(args.fault) if args.fault else None, nodes=args.nodes, ports=ports)
     await broker.start()
-    logging.getLogger("minibroker").info("minibroker listening on %s:%d", args.host, broker.port)
+    logger = logging.getLogger("minibroker")
+    first, *others = broker.cluster.nodes
+    logger.info("minibroker listening on %s:%d", first.host, first.port)
+    for node in others:
+        logger.info("minibroker node %d listening on %s:%d", node.node_id, node.host, node.port)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -60,6 +68,9 @@ async def _serve(args: argparse.Namespace, configs: dict[str, str]) -> None:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the `minibroker` command."""
     args = _parse_args(argv)
+    if args.nodes < 1:
+        print("minibroker: refusing to start: --nodes must be at least 1", file=sys.stderr)
+        return 2
     logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:

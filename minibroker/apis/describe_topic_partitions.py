@@ -43,8 +43,8 @@ def handle(request: DescribeTopicPartitionsRequest, ctx: RequestContext) -> Desc
                 break
             partitions.append(_Partition(
                 error_code=0, partition_index=partition.index, leader_id=partition.leader_id,
-                leader_epoch=partition.log.leader_epoch, replica_nodes=[partition.leader_id],
-                isr_nodes=[partition.leader_id], eligible_leader_replicas=[], last_known_elr=[],
+                leader_epoch=partition.log.leader_epoch, replica_nodes=list(partition.replicas),
+                isr_nodes=list(partition.replicas), eligible_leader_replicas=[], last_known_elr=[],
                 offline_replicas=[],
             ))
             budget -= 1

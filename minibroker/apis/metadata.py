@@ -33,8 +33,8 @@ def topic_metadata(cluster: Cluster, topic: Topic) -> MetadataResponse.MetadataR
                 partition_index=p.index,
                 leader_id=p.leader_id,
                 leader_epoch=p.log.leader_epoch,
-                replica_nodes=[p.leader_id],
-                isr_nodes=[p.leader_id],
+                replica_nodes=list(p.replicas),
+                isr_nodes=list(p.replicas),
                 offline_replicas=[],
             )
             for p in topic.partitions

@@ -128,8 +128,9 @@ def _produce_partition(partition: Partition, data: bytes | None, request: Produc
             extra["current_leader"] = _LeaderIdAndEpoch(leader_id=partition.leader_id,
                                                         leader_epoch=log.leader_epoch)
         return _error(index, ErrorCode.NOT_LEADER_OR_FOLLOWER, **extra)
-    if request.acks == -1 and ctx.cluster.topic_config(partition.topic, "min.insync.replicas") > 1:
-        # one replica is the whole ISR here, so acks=all can never reach a larger minimum
+    if request.acks == -1 and ctx.cluster.topic_config(partition.topic, "min.insync.replicas") > len(
+            partition.replicas):
+        # every replica shares the one log, so the ISR is all replicas; acks=all needs min.insync.replicas of them
         return _error(index, ErrorCode.NOT_ENOUGH_REPLICAS, log.log_start_offset)
     try:
         if not data:

@@ -54,6 +54,8 @@ class Partition:
     leader_id: int
     log: PartitionLog
     producer_state: ProducerStateManager = field(default_factory=ProducerStateManager)
+    # the nodes holding the partition, leader first; one shared log, so every replica is in sync
+    replicas: list[int] = field(default_factory=list)
 
     @property
     def name(self) -> str:
@@ -68,6 +70,7 @@ class Topic:
     topic_id: uuid.UUID
     partitions: list[Partition]
     configs: dict[str, Any]
+    replication_factor: int = 1
 
 
 def validate_topic_name(name: str | None) -> None:
@@ -160,17 +163,21 @@ class Cluster:
         overrides = parse_topic_configs(configs or {})
         if validate_only:
             return None
-        topic = Topic(name, uuid.uuid4(), [], overrides)
+        topic = Topic(name, uuid.uuid4(), [], overrides, replication_factor)
         self._add_partitions(topic, num_partitions)
         self.topics[name] = topic
         self.topics_by_id[topic.topic_id] = topic
         return topic
 
     def _add_partitions(self, topic: Topic, count: int) -> None:
+        """New partitions with leaders spread round-robin over the nodes."""
         for _ in range(count):
             index = len(topic.partitions)
-            leader = self.nodes[next(self._leader_cycle) % len(self.nodes)].node_id
-            topic.partitions.append(Partition(topic, index, leader, PartitionLog(topic.name, index)))
+            first = next(self._leader_cycle) % len(self.nodes)
+            replicas = [self.nodes[(first + i) % len(self.nodes)].node_id
+                        for i in range(min(topic.replication_factor, len(self.nodes)))]
+            topic.partitions.append(Partition(topic, index, replicas[0], PartitionLog(topic.name, index),
+                                              replicas=replicas))
 
     def create_partitions(self, name: str, total: int, validate_only: bool = False) -> None:
         """Grow a topic to `total` partitions (CreatePartitions)."""

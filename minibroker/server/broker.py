@@ -33,13 +33,21 @@ class Broker:
         config: dict[str, Any] | None = None,
         clock: Clock | None = None,
         faults: Faults | None = None,
+        nodes: int = 1,
+        ports: list[int] | None = None,
     ) -> None:
+        """`nodes` simulated nodes listen on `ports`, or on consecutive ports from `port` (all free ones if 0)."""
         self.faults = faults
         self.host = host
         self.port = port
         broker_config = BrokerConfig(config)  # raises ConfigError on a bad config
-        node_id = broker_config["node.id"] if "node.id" in broker_config.static else broker_config["broker.id"]
-        self.cluster = Cluster(broker_config, clock, nodes=[Node(node_id, host, port)])
+        first_id = broker_config["node.id"] if "node.id" in broker_config.static else broker_config["broker.id"]
+        if ports is None:
+            ports = [port + i if port else 0 for i in range(nodes)]
+        if not ports:
+            raise ValueError("a cluster needs at least one node")
+        self.cluster = Cluster(broker_config, clock,
+                               nodes=[Node(first_id + i, host, node_port) for i, node_port in enumerate(ports)])
         self._servers: list[asyncio.base_events.Server] = []
         self._ticker: asyncio.Task[None] | None = None
         self._connections: set[KafkaConnection] = set()
