@@ -142,27 +142,26 @@ class TransactionCoordinator:
     def add_partitions(self, transactional_id: str, producer_id: int, epoch: int,
                        partitions: list[tuple[str, int]]) -> ErrorCode:
         """AddPartitionsToTxn: the partitions join the open transaction (opening it if needed)."""
-        error, txn = self._check_producer(transactional_id, producer_id, epoch)
-        if txn is None:
-            return error
-        if txn.state in (TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT):
-            return ErrorCode.CONCURRENT_TRANSACTIONS
-        self._open(txn)
-        txn.partitions.update(partitions)
-        return ErrorCode.NONE
+        error, txn = self._open(transactional_id, producer_id, epoch)
+        if txn is not None:
+            txn.partitions.update(partitions)
+        return error
 
     def add_offsets(self, transactional_id: str, producer_id: int, epoch: int, group_id: str) -> ErrorCode:
         """AddOffsetsToTxn: the group's offsets partition joins the transaction."""
+        error, txn = self._open(transactional_id, producer_id, epoch)
+        if txn is not None:
+            txn.groups.add(group_id)
+        return error
+
+    def _open(self, transactional_id: str, producer_id: int, epoch: int
+              ) -> tuple[ErrorCode, TransactionMetadata | None]:
+        """The producer's transaction, opened (Ongoing) if it was not; an error when the producer may not add."""
         error, txn = self._check_producer(transactional_id, producer_id, epoch)
         if txn is None:
-            return error
+            return error, None
         if txn.state in (TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT):
-            return ErrorCode.CONCURRENT_TRANSACTIONS
-        self._open(txn)
-        txn.groups.add(group_id)
-        return ErrorCode.NONE
-
-    def _open(self, txn: TransactionMetadata) -> None:
+            return ErrorCode.CONCURRENT_TRANSACTIONS, None
         now = self.clock.now_ms()
         if txn.state is not TxnState.ONGOING:
             txn.state = TxnState.ONGOING
@@ -170,6 +169,7 @@ class TransactionCoordinator:
             txn.partitions.clear()
             txn.groups.clear()
         txn.last_update_ms = now
+        return ErrorCode.NONE, txn
 
     def verify_partition(self, transactional_id: str | None, producer_id: int, epoch: int, topic: str,
                          partition: int) -> ErrorCode:
