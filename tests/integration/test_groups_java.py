@@ -17,12 +17,10 @@ from typing import Any
 import pytest
 
 from tests.helpers import unique_topic
-from tests.integration.clients import ROOT, ClientRun, JavaClients, ok
+from tests.integration.clients import ClientRun, JavaClients, ok
+from tests.integration.groups_common import report_first_join
 
 pytestmark = pytest.mark.java
-
-#: Where the first-join measurements go (one JSON file per client).
-JOIN_RESULTS = ROOT / ".cache" / "group-first-join"
 
 #: Consumer settings that make rebalances quick to notice: a member learns of a rebalance on its next heartbeat.
 FAST = ("heartbeat.interval.ms=300",)
@@ -32,14 +30,6 @@ FAST = ("heartbeat.interval.ms=300",)
 def java(tmp_path_factory: pytest.TempPathFactory) -> JavaClients:
     """The Java test programs, compiled for this module."""
     return JavaClients(Path(tmp_path_factory.mktemp("java-classes")))
-
-
-def report_first_join(client: str, seconds: float, **extra: Any) -> None:
-    """Prints the first-join time and stores it in .cache/group-first-join/CLIENT.json."""
-    result = {"client": client, "first_join_s": round(seconds, 3), **extra}
-    JOIN_RESULTS.mkdir(parents=True, exist_ok=True)
-    (JOIN_RESULTS / f"{client}.json").write_text(json.dumps(result) + "\n")
-    print(json.dumps(result))
 
 
 def admin(java: JavaClients, broker: Any, *commands: str) -> list[dict[str, Any]]:

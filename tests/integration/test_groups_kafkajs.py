@@ -12,15 +12,12 @@ from typing import Any
 
 import pytest
 from confluent_kafka import Producer
-from confluent_kafka.admin import AdminClient, NewTopic
 
 from tests.helpers import unique_topic
-from tests.integration.clients import ROOT, ClientRun, node_dir, require_binary, run_client
+from tests.integration.clients import ClientRun, node_dir, require_binary, run_client
+from tests.integration.groups_common import create_topic, report_first_join
 
 pytestmark = pytest.mark.kafkajs
-
-#: Where the first-join measurements go (one JSON file per client).
-JOIN_RESULTS = ROOT / ".cache" / "group-first-join"
 
 
 @pytest.fixture(scope="module")
@@ -28,20 +25,6 @@ def node() -> Path:
     """tests/clients/node, with KafkaJS installed."""
     require_binary("node")
     return node_dir()
-
-
-def report_first_join(client: str, seconds: float, **extra: Any) -> None:
-    """Prints the first-join time and stores it in .cache/group-first-join/CLIENT.json."""
-    result = {"client": client, "first_join_s": round(seconds, 3), **extra}
-    JOIN_RESULTS.mkdir(parents=True, exist_ok=True)
-    (JOIN_RESULTS / f"{client}.json").write_text(json.dumps(result) + "\n")
-    print(json.dumps(result))
-
-
-def create_topic(broker: Any, topic: str, partitions: int) -> None:
-    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
-    for future in admin.create_topics([NewTopic(topic, partitions, 1)], operation_timeout=10).values():
-        future.result(timeout=30)
 
 
 def produce(broker: Any, topic: str, start: int, count: int, partitions: int) -> None:

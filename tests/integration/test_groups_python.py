@@ -20,33 +20,16 @@ import pytest
 from aiokafka import AIOKafkaConsumer
 from aiokafka.abc import ConsumerRebalanceListener as AioRebalanceListener
 from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, KafkaException, Producer, TopicPartition
-from confluent_kafka.admin import AdminClient, NewTopic
+from confluent_kafka.admin import AdminClient
 from kafka import ConsumerRebalanceListener as KpRebalanceListener
 from kafka import KafkaConsumer
 from kafka import TopicPartition as KpTopicPartition
 
 from tests.helpers import unique_topic
-from tests.integration.clients import ROOT
-
-#: Where the first-join measurements go (one JSON file per client).
-JOIN_RESULTS = ROOT / ".cache" / "group-first-join"
+from tests.integration.groups_common import create_topic, report_first_join
 
 #: Upper bound on any single wait for a group to settle.
 SETTLE = 30.0
-
-
-def report_first_join(client: str, seconds: float, **extra: Any) -> None:
-    """Prints the first-join time and stores it in .cache/group-first-join/CLIENT.json."""
-    result = {"client": client, "first_join_s": round(seconds, 3), **extra}
-    JOIN_RESULTS.mkdir(parents=True, exist_ok=True)
-    (JOIN_RESULTS / f"{client}.json").write_text(json.dumps(result) + "\n")
-    print(json.dumps(result))
-
-
-def create_topic(broker: Any, topic: str, partitions: int) -> None:
-    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
-    for future in admin.create_topics([NewTopic(topic, partitions, 1)], operation_timeout=10).values():
-        future.result(timeout=30)
 
 
 def produce(broker: Any, topic: str, start: int, count: int, partitions: int) -> None:
