@@ -22,6 +22,9 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
     serve.add_argument("--nodes", type=int, default=1,
                        help="simulated nodes in one process, on consecutive ports from --port (default 1)")
     serve.add_argument("--ports", help="explicit comma-separated ports, one per node (overrides --port/--nodes)")
+    serve.add_argument("--advertised-listeners", metavar="HOST:PORT[,HOST:PORT...]",
+                       help="the address Metadata gives clients for each node (default: where it listens), "
+                            "e.g. a proxy in front of the broker")
     serve.add_argument("--config", type=Path, help="a Kafka-style server.properties file")
     serve.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                        help="override one config (repeatable)")
@@ -30,6 +33,19 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
                             "(see minibroker/testing/faults.py)")
     serve.add_argument("--log-level", default="INFO", help="Python logging level")
     return parser.parse_args(argv)
+
+
+def _parse_listeners(spec: str | None) -> list[tuple[str, int]] | None:
+    """`host:port,host:port` into pairs; ValueError names the bad entry."""
+    if spec is None:
+        return None
+    listeners = []
+    for item in spec.split(","):
+        host, sep, port = item.strip().rpartition(":")
+        if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+            raise ValueError(f"--advertised-listeners: {item!r} is not HOST:PORT")
+        listeners.append((host, int(port)))
+    return listeners
 
 
 def _collect_configs(args: argparse.Namespace) -> dict[str, str]:
@@ -49,13 +65,17 @@ async def _serve(args: argparse.Namespace, configs: dict[str, str]) -> None:
 
     ports = [int(p) for p in args.ports.split(",")] if args.ports else None
     broker = Broker(host=args.host, port=args.port, config=configs,
-                    faults=Faults.parse(args.fault) if args.fault else None, nodes=args.nodes, ports=ports)
+                    faults=Faults.parse(args.fault) if args.fault else None, nodes=args.nodes, ports=ports,
+                    advertised_listeners=_parse_listeners(args.advertised_listeners))
     await broker.start()
     logger = logging.getLogger("minibroker")
     first, *others = broker.cluster.nodes
-    logger.info("minibroker listening on %s:%d", first.host, first.port)
+    logger.info("minibroker listening on %s:%d", first.bind_host, first.bind_port)
     for node in others:
-        logger.info("minibroker node %d listening on %s:%d", node.node_id, node.host, node.port)
+        logger.info("minibroker node %d listening on %s:%d", node.node_id, node.bind_host, node.bind_port)
+    for node in broker.cluster.nodes:
+        if (node.host, node.port) != (node.bind_host, node.bind_port):
+            logger.info("minibroker node %d advertised as %s:%d", node.node_id, node.host, node.port)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -79,6 +99,10 @@ def main(argv: list[str] | None = None) -> int:
 
         BrokerConfig(configs)  # validate everything before binding
         Faults.parse(args.fault)
+        listeners = _parse_listeners(args.advertised_listeners)
+        node_count = len(args.ports.split(",")) if args.ports else args.nodes
+        if listeners is not None and len(listeners) != node_count:
+            raise ValueError(f"--advertised-listeners lists {len(listeners)} addresses for {node_count} nodes")
     except ValueError as exc:
         print(f"minibroker: refusing to start: {exc}", file=sys.stderr)
         return 2

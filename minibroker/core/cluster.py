@@ -31,9 +31,12 @@ class Node:
     """A broker node as Metadata describes it."""
 
     node_id: int
-    host: str
+    host: str  # what Metadata advertises
     port: int
     rack: str | None = None
+    # where the listener binds; None: the advertised address (a proxy in front changes the advertised one)
+    bind_host: str | None = None
+    bind_port: int | None = None
 
 
 @dataclass

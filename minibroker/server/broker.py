@@ -35,8 +35,12 @@ class Broker:
         faults: Faults | None = None,
         nodes: int = 1,
         ports: list[int] | None = None,
+        advertised_listeners: list[tuple[str, int]] | None = None,
     ) -> None:
-        """`nodes` simulated nodes listen on `ports`, or on consecutive ports from `port` (all free ones if 0)."""
+        """`nodes` simulated nodes listen on `ports`, or on consecutive ports from `port` (all free ones if 0).
+
+        `advertised_listeners` gives each node the (host, port) clients are told to use, e.g. a proxy.
+        """
         self.faults = faults
         self.host = host
         self.port = port
@@ -46,14 +50,21 @@ class Broker:
             ports = [port + i if port else 0 for i in range(nodes)]
         if not ports:
             raise ValueError("a cluster needs at least one node")
-        self.cluster = Cluster(broker_config, clock,
-                               nodes=[Node(first_id + i, host, node_port) for i, node_port in enumerate(ports)])
+        if advertised_listeners is not None and len(advertised_listeners) != len(ports):
+            raise ValueError(f"{len(advertised_listeners)} advertised listeners for {len(ports)} nodes")
+        cluster_nodes = []
+        for i, node_port in enumerate(ports):
+            advertised = advertised_listeners[i] if advertised_listeners else (host, node_port)
+            cluster_nodes.append(Node(first_id + i, advertised[0], advertised[1], bind_host=host, bind_port=node_port))
+        self.cluster = Cluster(broker_config, clock, nodes=cluster_nodes)
+        self._advertised_given = advertised_listeners is not None
         self._servers: list[asyncio.base_events.Server] = []
         self._ticker: asyncio.Task[None] | None = None
         self._connections: set[KafkaConnection] = set()
 
     @property
     def bootstrap_servers(self) -> str:
+        """The advertised addresses of all nodes."""
         return ",".join(f"{n.host}:{n.port}" for n in self.cluster.nodes)
 
     async def start(self) -> None:
@@ -62,11 +73,13 @@ class Broker:
         for node in self.cluster.nodes:
             server = await loop.create_server(
                 functools.partial(KafkaConnection, self.cluster, node, self._connections, self.faults),
-                node.host, node.port, reuse_address=True,
+                node.bind_host, node.bind_port, reuse_address=True,
             )
-            node.port = server.sockets[0].getsockname()[1]
+            node.bind_port = server.sockets[0].getsockname()[1]
+            if not self._advertised_given:
+                node.port = node.bind_port
             self._servers.append(server)
-        self.port = self.cluster.nodes[0].port
+        self.port = self.cluster.nodes[0].bind_port or 0
         self._ticker = asyncio.create_task(self._tick_forever())
 
     async def _tick_forever(self) -> None:
