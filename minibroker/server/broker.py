@@ -73,7 +73,7 @@ class Broker:
         for node in self.cluster.nodes:
             server = await loop.create_server(
                 functools.partial(KafkaConnection, self.cluster, node, self._connections, self.faults),
-                node.bind_host, node.bind_port, reuse_address=True,
+                node.bind_host, node.bind_port or 0, reuse_address=True,
             )
             node.bind_port = server.sockets[0].getsockname()[1]
             if not self._advertised_given:
