@@ -9,6 +9,7 @@ import signal
 import sys
 from pathlib import Path
 
+from .apis.releases import release
 from .core.config import ConfigError, load_properties
 from .testing.faults import Faults
 
@@ -25,6 +26,11 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
     serve.add_argument("--advertised-listeners", metavar="HOST:PORT[,HOST:PORT...]",
                        help="the address Metadata gives clients for each node (default: where it listens), "
                             "e.g. a proxy in front of the broker")
+    serve.add_argument("--as-version", default="latest", metavar="RELEASE",
+                       help="speak as this Kafka release: its API versions, no KIP-1269 "
+                            "(2.8, 3.9, 4.0, 4.1, 4.2 or latest; default latest)")
+    serve.add_argument("--node-profile", action="append", default=[], metavar="NODE_ID=RELEASE",
+                       help="one node speaks as another release, e.g. 2=3.9 (repeatable)")
     serve.add_argument("--config", type=Path, help="a Kafka-style server.properties file")
     serve.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                        help="override one config (repeatable)")
@@ -48,6 +54,18 @@ def _parse_listeners(spec: str | None) -> list[tuple[str, int]] | None:
     return listeners
 
 
+def _parse_node_profiles(specs: list[str]) -> dict[int, str]:
+    """`2=3.9` items into {2: "3.9"}; ValueError names the bad item."""
+    profiles = {}
+    for item in specs:
+        node_id, sep, name = item.partition("=")
+        if not sep or not node_id.strip().lstrip("-").isdigit():
+            raise ValueError(f"--node-profile expects NODE_ID=RELEASE, got {item!r}")
+        release(name.strip())
+        profiles[int(node_id)] = name.strip()
+    return profiles
+
+
 def _collect_configs(args: argparse.Namespace) -> dict[str, str]:
     configs: dict[str, str] = {}
     if args.config is not None:
@@ -66,7 +84,8 @@ async def _serve(args: argparse.Namespace, configs: dict[str, str]) -> None:
     ports = [int(p) for p in args.ports.split(",")] if args.ports else None
     broker = Broker(host=args.host, port=args.port, config=configs,
                     faults=Faults.parse(args.fault) if args.fault else None, nodes=args.nodes, ports=ports,
-                    advertised_listeners=_parse_listeners(args.advertised_listeners))
+                    advertised_listeners=_parse_listeners(args.advertised_listeners),
+                    as_version=args.as_version, node_releases=_parse_node_profiles(args.node_profile))
     await broker.start()
     logger = logging.getLogger("minibroker")
     first, *others = broker.cluster.nodes
@@ -99,6 +118,13 @@ def main(argv: list[str] | None = None) -> int:
 
         BrokerConfig(configs)  # validate everything before binding
         Faults.parse(args.fault)
+        release(args.as_version)
+        profiles = _parse_node_profiles(args.node_profile)
+        first_id = BrokerConfig(configs).node_id
+        node_ids = range(first_id, first_id + (len(args.ports.split(",")) if args.ports else args.nodes))
+        if set(profiles) - set(node_ids):
+            raise ValueError(f"--node-profile names node(s) {sorted(set(profiles) - set(node_ids))}; "
+                             f"the nodes are {list(node_ids)}")
         listeners = _parse_listeners(args.advertised_listeners)
         node_count = len(args.ports.split(",")) if args.ports else args.nodes
         if listeners is not None and len(listeners) != node_count:

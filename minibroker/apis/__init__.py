@@ -8,6 +8,7 @@ from . import (
     add_offsets_to_txn,
     add_partitions_to_txn,
     alter_configs,
+    alter_partition_reassignments,
     api_versions,
     create_partitions,
     create_topics,
@@ -20,6 +21,7 @@ from . import (
     describe_producers,
     describe_topic_partitions,
     describe_transactions,
+    elect_leaders,
     end_txn,
     fetch,
     find_coordinator,
@@ -30,6 +32,7 @@ from . import (
     leave_group,
     list_groups,
     list_offsets,
+    list_partition_reassignments,
     list_transactions,
     metadata,
     offset_commit,
@@ -50,6 +53,6 @@ API_MODULES: dict[int, ModuleType] = {
         find_coordinator, join_group, sync_group, heartbeat, leave_group, offset_commit, offset_fetch,
         describe_groups, list_groups, delete_groups, offset_delete,
         add_partitions_to_txn, add_offsets_to_txn, end_txn, txn_offset_commit, describe_transactions,
-        list_transactions,
+        list_transactions, elect_leaders, alter_partition_reassignments, list_partition_reassignments,
     )
 }

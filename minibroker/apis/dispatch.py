@@ -116,7 +116,11 @@ def handle_frame(frame: memoryview, cluster: Cluster, node: Node, client_host: s
     """Handle one request frame; CloseConnection when Kafka would drop the connection."""
     header = parse_header(frame)
     module = API_MODULES[header.api_key]
-    if not module.MIN_VERSION <= header.api_version <= module.MAX_VERSION:
+    accepted = api_versions.accepted_versions(node.release).get(header.api_key)
+    if accepted is None:
+        # the release this node speaks as did not have this API
+        raise CloseConnection(f"Error parsing request header. Our best guess of the apiKeyId is: {header.api_key}")
+    if not accepted[0] <= header.api_version <= accepted[1]:
         if header.api_key == api_versions.API_KEY:
             return Reply(encode_response(header, api_versions.unsupported_version_response(), version=0))
         raise CloseConnection(

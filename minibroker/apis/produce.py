@@ -61,10 +61,13 @@ def handle(request: ProduceRequest, ctx: RequestContext) -> ProduceResponse | No
                 if response.error_code == ErrorCode.NOT_LEADER_OR_FOLLOWER:
                     leaders.add(partition.leader_id)
             if version >= 14:
-                response.producer_state_batches_to_retain = (
-                    cluster.topic_config(topic, "producer.state.batches.to.retain") if topic is not None
-                    else DEFAULT_BATCHES_TO_RETAIN
-                )
+                if topic is None:
+                    window = DEFAULT_BATCHES_TO_RETAIN
+                elif 0 <= data.index < len(topic.partitions):
+                    window = cluster.batches_to_retain(topic.partitions[data.index])
+                else:
+                    window = cluster.topic_config(topic, "producer.state.batches.to.retain")
+                response.producer_state_batches_to_retain = window
             any_error = any_error or response.error_code != 0
             partition_responses.append(response)
         if version >= 13:

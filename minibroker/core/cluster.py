@@ -23,6 +23,7 @@ LEGAL_TOPIC_CHARS = re.compile(r"^[a-zA-Z0-9._-]+$")
 MAX_TOPIC_NAME_LENGTH = 249
 INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
 LONG_MAX = 2**63 - 1
+KAFKA_BATCHES_TO_RETAIN = 5  # what every Kafka release before KIP-1269 keeps per producer
 _CODECS = {"uncompressed": 0, "gzip": 1, "snappy": 2, "lz4": 3, "zstd": 4}
 
 
@@ -37,6 +38,13 @@ class Node:
     # where the listener binds; None: the advertised address (a proxy in front changes the advertised one)
     bind_host: str | None = None
     bind_port: int | None = None
+    # the Kafka release this node speaks as (apis/releases.py); only "latest" has KIP-1269
+    release: str = "latest"
+
+    @property
+    def kip1269(self) -> bool:
+        """Whether this node honours `producer.state.batches.to.retain` (no released Kafka does)."""
+        return self.release == "latest"
 
 
 @dataclass
@@ -136,6 +144,13 @@ class Cluster:
         """The effective value of topic config `name` for `topic`."""
         return self.config.topic_value(name, topic.configs)
 
+    def batches_to_retain(self, partition: Partition) -> int:
+        """The KIP-1269 window of a partition: the topic config, or Kafka's fixed 5 on a leader without KIP-1269."""
+        leader = self.node(partition.leader_id)
+        if leader is not None and not leader.kip1269:
+            return KAFKA_BATCHES_TO_RETAIN
+        return int(self.topic_config(partition.topic, "producer.state.batches.to.retain"))
+
     def create_topic(
         self,
         name: str,
@@ -214,6 +229,60 @@ class Cluster:
             raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
         return topic.partitions[index]
 
+    # -- leadership (AlterPartitionReassignments, ElectLeaders) ------------------
+
+    def reassign_replicas(self, partition: Partition, replicas: list[int],
+                          allow_replication_factor_change: bool = True) -> None:
+        """Give the partition a new replica list, as a completed reassignment.
+
+        Every replica shares the one log, so a reassignment completes at once. The
+        leader stays unless it is no longer a replica; then the first new replica
+        leads, as Kafka's controller elects when a reassignment removes the leader.
+        """
+        tp = partition.name
+        if not replicas:
+            raise KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                             f"The manual partition assignment of {tp} includes an empty replica list.")
+        if len(set(replicas)) != len(replicas):
+            raise KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                             f"The manual partition assignment of {tp} includes duplicate replicas: {replicas}.")
+        unknown = [node_id for node_id in replicas if self.node(node_id) is None]
+        if unknown:
+            raise KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                             f"The manual partition assignment of {tp} includes broker {unknown[0]}, "
+                             f"but no such broker is registered.")
+        if not allow_replication_factor_change and len(replicas) != len(partition.replicas):
+            raise KafkaError(ErrorCode.INVALID_REPLICATION_FACTOR,
+                             f"The replication factor of {tp} is changed from {len(partition.replicas)} to "
+                             f"{len(replicas)} but allowReplicationFactorChange is false.")
+        partition.replicas = list(replicas)
+        if partition.leader_id not in replicas:
+            self._change_leader(partition, replicas[0])
+
+    def elect_preferred_leader(self, partition: Partition) -> None:
+        """Make the first replica the leader (a PREFERRED election); ELECTION_NOT_NEEDED if it already is."""
+        preferred = partition.replicas[0]
+        if partition.leader_id == preferred:
+            raise KafkaError(ErrorCode.ELECTION_NOT_NEEDED, "Leader election not needed for topic partition.")
+        self._change_leader(partition, preferred)
+
+    def move_leader(self, topic_name: str, index: int, node_id: int) -> None:
+        """Make `node_id` lead the partition: reassign it to the front of the replicas, then elect it.
+
+        The same two steps an operator takes with AlterPartitionReassignments and ElectLeaders.
+        """
+        partition = self.partition(topic_name, index)
+        if partition.leader_id == node_id:
+            return
+        others = [replica for replica in partition.replicas if replica != node_id]
+        self.reassign_replicas(partition, [node_id, *others[: max(len(partition.replicas) - 1, 0)]])
+        if partition.leader_id != node_id:
+            self.elect_preferred_leader(partition)
+
+    def _change_leader(self, partition: Partition, node_id: int) -> None:
+        partition.leader_id = node_id
+        partition.log.bump_leader_epoch()  # clients fence requests made under the old leader by its epoch
+
     def auto_create(self, name: str) -> Topic | None:
         """Create `name` with the broker defaults if `auto.create.topics.enable`; None if not allowed."""
         if not self.config["auto.create.topics.enable"] or name in INTERNAL_TOPICS:
@@ -275,7 +344,7 @@ class Cluster:
             records.set_log_append_time(batch, log_append_time)
         stored_timestamp = log_append_time if log_append_time != -1 else header.max_timestamp
         base_offset = log.append(batch, header)
-        window = self.topic_config(topic, "producer.state.batches.to.retain")
+        window = self.batches_to_retain(partition)
         partition.producer_state.commit_append(header, base_offset, stored_timestamp, window)
         return AppendResult(base_offset, log_append_time, log.log_start_offset)
 

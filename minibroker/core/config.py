@@ -312,6 +312,11 @@ class BrokerConfig:
         for name, raw in (static or {}).items():
             self.static[name] = broker_config_def(name).parse(raw)
 
+    @property
+    def node_id(self) -> int:
+        """The first node's id: `node.id`, or its older alias `broker.id`."""
+        return int(self["node.id"] if "node.id" in self.static else self["broker.id"])
+
     def __getitem__(self, name: str) -> Any:
         for layer in (self.dynamic_node, self.dynamic_default, self.static):
             if name in layer:

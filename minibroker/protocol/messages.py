@@ -12,6 +12,8 @@ from typing import Any
 from kafka.protocol.admin import (
     AlterConfigsRequest,
     AlterConfigsResponse,
+    AlterPartitionReassignmentsRequest,
+    AlterPartitionReassignmentsResponse,
     CreatePartitionsRequest,
     CreatePartitionsResponse,
     CreateTopicsRequest,
@@ -26,8 +28,12 @@ from kafka.protocol.admin import (
     DescribeConfigsResponse,
     DescribeProducersRequest,
     DescribeProducersResponse,
+    ElectLeadersRequest,
+    ElectLeadersResponse,
     IncrementalAlterConfigsRequest,
     IncrementalAlterConfigsResponse,
+    ListPartitionReassignmentsRequest,
+    ListPartitionReassignmentsResponse,
 )
 from kafka.protocol.admin.groups import (
     DescribeGroupsRequest,
@@ -157,6 +163,9 @@ MESSAGE_PAIRS: list[tuple[Any, Any]] = [
     (TxnOffsetCommitRequest, TxnOffsetCommitResponse),
     (DescribeTransactionsRequest, DescribeTransactionsResponse),
     (ListTransactionsRequest, ListTransactionsResponse),
+    (ElectLeadersRequest, ElectLeadersResponse),
+    (AlterPartitionReassignmentsRequest, AlterPartitionReassignmentsResponse),
+    (ListPartitionReassignmentsRequest, ListPartitionReassignmentsResponse),
 ]
 
 REQUESTS: dict[int, Any] = {req.API_KEY: req for req, _ in MESSAGE_PAIRS}

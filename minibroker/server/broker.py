@@ -8,6 +8,7 @@ import functools
 import logging
 from typing import Any
 
+from ..apis.releases import LATEST, release
 from ..core.clock import Clock
 from ..core.cluster import Cluster, Node
 from ..core.config import BrokerConfig
@@ -36,16 +37,20 @@ class Broker:
         nodes: int = 1,
         ports: list[int] | None = None,
         advertised_listeners: list[tuple[str, int]] | None = None,
+        as_version: str = LATEST,
+        node_releases: dict[int, str] | None = None,
     ) -> None:
         """`nodes` simulated nodes listen on `ports`, or on consecutive ports from `port` (all free ones if 0).
 
         `advertised_listeners` gives each node the (host, port) clients are told to use, e.g. a proxy.
+        `as_version` makes every node speak as that Kafka release, `node_releases` (node id -> release)
+        overrides it per node; see apis/releases.py.
         """
         self.faults = faults
         self.host = host
         self.port = port
         broker_config = BrokerConfig(config)  # raises ConfigError on a bad config
-        first_id = broker_config["node.id"] if "node.id" in broker_config.static else broker_config["broker.id"]
+        first_id = broker_config.node_id
         if ports is None:
             ports = [port + i if port else 0 for i in range(nodes)]
         if not ports:
@@ -56,6 +61,14 @@ class Broker:
         for i, node_port in enumerate(ports):
             advertised = advertised_listeners[i] if advertised_listeners else (host, node_port)
             cluster_nodes.append(Node(first_id + i, advertised[0], advertised[1], bind_host=host, bind_port=node_port))
+        node_releases = node_releases or {}
+        for name in {as_version, *node_releases.values()}:
+            release(name)  # ValueError for an unknown release
+        unknown = set(node_releases) - {node.node_id for node in cluster_nodes}
+        if unknown:
+            raise ValueError(f"node profile for unknown node id(s) {sorted(unknown)}")
+        for node in cluster_nodes:
+            node.release = node_releases.get(node.node_id, as_version)
         self.cluster = Cluster(broker_config, clock, nodes=cluster_nodes)
         self._advertised_given = advertised_listeners is not None
         self._servers: list[asyncio.base_events.Server] = []

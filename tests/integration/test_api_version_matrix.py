@@ -16,6 +16,7 @@ from minibroker.protocol.messages import (
     AddOffsetsToTxnRequest,
     AddPartitionsToTxnRequest,
     AlterConfigsRequest,
+    AlterPartitionReassignmentsRequest,
     ApiVersionsRequest,
     CreatePartitionsRequest,
     CreateTopicsRequest,
@@ -28,6 +29,7 @@ from minibroker.protocol.messages import (
     DescribeProducersRequest,
     DescribeTopicPartitionsRequest,
     DescribeTransactionsRequest,
+    ElectLeadersRequest,
     EndTxnRequest,
     FetchRequest,
     FindCoordinatorRequest,
@@ -38,6 +40,7 @@ from minibroker.protocol.messages import (
     LeaveGroupRequest,
     ListGroupsRequest,
     ListOffsetsRequest,
+    ListPartitionReassignmentsRequest,
     ListTransactionsRequest,
     MetadataRequest,
     OffsetCommitRequest,
@@ -231,6 +234,18 @@ BUILDERS: dict[int, tuple[Callable[[Env, int], Any], Callable[[Any], list[int]]]
     75: (lambda env, v: DescribeTopicPartitionsRequest(topics=[DescribeTopicPartitionsRequest.TopicRequest(
         name=env.topic)], response_partition_limit=1),
         lambda r: [t.error_code for t in r.topics] + [int(r.next_cursor is None)]),
+    # one node: the only replica is already the preferred leader
+    43: (lambda env, v: ElectLeadersRequest(election_type=0, topic_partitions=[
+        ElectLeadersRequest.TopicPartitions(topic=env.topic, partitions=[0])], timeout_ms=1000),
+        lambda r: [0 if p.error_code == ErrorCode.ELECTION_NOT_NEEDED else p.error_code
+                   for t in r.replica_election_results for p in t.partition_result]),
+    45: (lambda env, v: AlterPartitionReassignmentsRequest(timeout_ms=1000, allow_replication_factor_change=True,
+        topics=[AlterPartitionReassignmentsRequest.ReassignableTopic(name=env.topic, partitions=[
+            AlterPartitionReassignmentsRequest.ReassignableTopic.ReassignablePartition(partition_index=0,
+                                                                                      replicas=[0])])]),
+        lambda r: [r.error_code] + [p.error_code for t in r.responses for p in t.partitions]),
+    46: (lambda env, v: ListPartitionReassignmentsRequest(timeout_ms=1000, topics=None),
+         lambda r: [r.error_code]),
 }
 
 CASES = [(key, version) for key, module in sorted(API_MODULES.items())

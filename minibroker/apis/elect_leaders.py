@@ -1,0 +1,51 @@
+"""ElectLeaders (43): make partitions' preferred (first) replicas their leaders."""
+
+from __future__ import annotations
+
+from ..core.cluster import Partition
+from ..protocol.errors import ErrorCode, KafkaError
+from ..protocol.messages import ElectLeadersRequest, ElectLeadersResponse
+from .context import RequestContext
+
+API_KEY = 43
+MIN_VERSION, MAX_VERSION = 0, 2
+
+PREFERRED, UNCLEAN = 0, 1
+_Result = ElectLeadersResponse.ReplicaElectionResult
+_PartitionResult = _Result.PartitionResult
+
+
+def handle(request: ElectLeadersRequest, ctx: RequestContext) -> ElectLeadersResponse:
+    cluster = ctx.cluster
+    election_type = request.election_type if ctx.api_version >= 1 else PREFERRED
+    every_partition = request.topic_partitions is None
+    if every_partition:
+        wanted = [(name, [p.index for p in topic.partitions]) for name, topic in sorted(cluster.topics.items())]
+    else:
+        wanted = [(entry.topic, list(entry.partitions)) for entry in request.topic_partitions]
+    results = []
+    for topic_name, indexes in wanted:
+        partition_results = []
+        for index in indexes:
+            code, message = ErrorCode.NONE, None
+            try:
+                partition = cluster.partition(topic_name, index)
+                if election_type == UNCLEAN:
+                    _unclean(partition)
+                elif election_type == PREFERRED:
+                    cluster.elect_preferred_leader(partition)
+                else:
+                    raise KafkaError(ErrorCode.INVALID_REQUEST, f"Unknown election type {election_type}")
+            except KafkaError as exc:
+                code, message = exc.code, exc.message or None
+            if every_partition and code == ErrorCode.ELECTION_NOT_NEEDED:
+                continue  # as Kafka: electing everything reports only what changed
+            partition_results.append(_PartitionResult(partition_id=index, error_code=code, error_message=message))
+        if partition_results or not every_partition:
+            results.append(_Result(topic=topic_name, partition_result=partition_results))
+    return ElectLeadersResponse(throttle_time_ms=0, error_code=0, replica_election_results=results)
+
+
+def _unclean(partition: Partition) -> None:
+    # every replica is in sync and alive, so a partition always has a leader and never needs an unclean one
+    raise KafkaError(ErrorCode.ELECTION_NOT_NEEDED, "Leader election not needed for topic partition.")
