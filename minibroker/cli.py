@@ -11,7 +11,7 @@ from pathlib import Path
 
 from .apis.releases import release
 from .core.config import ConfigError, load_properties
-from .testing.faults import Faults
+from .testing.faults import parse_faults
 
 
 def _parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -37,6 +37,9 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
     serve.add_argument("--fault", action="append", default=[], metavar="RULE",
                        help="testing aid: drop or delay responses, e.g. produce:drop:every=7 "
                             "(see minibroker/testing/faults.py)")
+    serve.add_argument("--control-port", type=int, metavar="PORT",
+                       help="testing aid: serve test control (hold, fail, delay, drop, move leaders, count "
+                            "in-flight Produce) on this port, 0 for any free one (see minibroker/testing/control.py)")
     serve.add_argument("--log-level", default="INFO", help="Python logging level")
     return parser.parse_args(argv)
 
@@ -83,7 +86,7 @@ async def _serve(args: argparse.Namespace, configs: dict[str, str]) -> None:
 
     ports = [int(p) for p in args.ports.split(",")] if args.ports else None
     broker = Broker(host=args.host, port=args.port, config=configs,
-                    faults=Faults.parse(args.fault) if args.fault else None, nodes=args.nodes, ports=ports,
+                    faults=parse_faults(args.fault), control_port=args.control_port, nodes=args.nodes, ports=ports,
                     advertised_listeners=_parse_listeners(args.advertised_listeners),
                     as_version=args.as_version, node_releases=_parse_node_profiles(args.node_profile))
     await broker.start()
@@ -92,6 +95,8 @@ async def _serve(args: argparse.Namespace, configs: dict[str, str]) -> None:
     logger.info("minibroker listening on %s:%d", first.bind_host, first.bind_port)
     for node in others:
         logger.info("minibroker node %d listening on %s:%d", node.node_id, node.bind_host, node.bind_port)
+    if broker.control_port is not None:
+        logger.info("minibroker control listening on %s:%d", args.host, broker.control_port)
     for node in broker.cluster.nodes:
         if (node.host, node.port) != (node.bind_host, node.bind_port):
             logger.info("minibroker node %d advertised as %s:%d", node.node_id, node.host, node.port)
@@ -117,7 +122,7 @@ def main(argv: list[str] | None = None) -> int:
         from .core.config import BrokerConfig
 
         BrokerConfig(configs)  # validate everything before binding
-        Faults.parse(args.fault)
+        parse_faults(args.fault)
         release(args.as_version)
         profiles = _parse_node_profiles(args.node_profile)
         first_id = BrokerConfig(configs).node_id

@@ -112,8 +112,16 @@ class Deferred:
 Outcome = Reply | NoReply | Deferred
 
 
-def handle_frame(frame: memoryview, cluster: Cluster, node: Node, client_host: str = "") -> Outcome:
-    """Handle one request frame; CloseConnection when Kafka would drop the connection."""
+# Test control's hook: (api key, version, request) -> (an answer to send instead, or None; a hook on the answer)
+Adjust = Callable[[int, int, Any], tuple[Any, Callable[[Any], None] | None]]
+
+
+def handle_frame(frame: memoryview, cluster: Cluster, node: Node, client_host: str = "",
+                 adjust: Adjust | None = None) -> Outcome:
+    """Handle one request frame; CloseConnection when Kafka would drop the connection.
+
+    `adjust` lets test control (minibroker/testing/control.py) answer instead, or change the answer.
+    """
     header = parse_header(frame)
     module = API_MODULES[header.api_key]
     accepted = api_versions.accepted_versions(node.release).get(header.api_key)
@@ -133,12 +141,19 @@ def handle_frame(frame: memoryview, cluster: Cluster, node: Node, client_host: s
         raise CloseConnection(f"Error reading request body of api key {header.api_key}: {exc!r}") from exc
     ctx = RequestContext(cluster, node, header.api_key, header.api_version, header.correlation_id, header.client_id,
                          client_host)
+    finish = None
+    if adjust is not None:
+        replacement, finish = adjust(header.api_key, header.api_version, request)
+        if replacement is not None:
+            return Reply(encode_response(header, replacement))
     try:
         result = module.handle(request, ctx)
     except KafkaError as exc:
         if exc.code.name == "INVALID_REQUEST":
             raise CloseConnection(exc.message or "invalid request") from exc
         raise
+    if finish is not None and not isinstance(result, Pending):
+        finish(result)
     if result is None:
         return NoReply()
     if isinstance(result, Pending):

@@ -30,7 +30,8 @@ _NO_LOG_START = frozenset({
 })
 
 
-def _error(index: int, code: ErrorCode, log_start_offset: int = -1, **extra: Any) -> Any:
+def error_entry(index: int, code: ErrorCode, log_start_offset: int = -1, **extra: Any) -> Any:
+    """A partition's answer carrying `code` and no offsets."""
     return _PartitionResponse(index=index, error_code=code, base_offset=-1, log_append_time_ms=-1,
                               log_start_offset=log_start_offset, record_errors=[], error_message=None, **extra)
 
@@ -52,9 +53,9 @@ def handle(request: ProduceRequest, ctx: RequestContext) -> ProduceResponse | No
         partition_responses = []
         for data in topic_data.partition_data:
             if whole_request_error is not None:
-                response = _error(data.index, whole_request_error)
+                response = error_entry(data.index, whole_request_error)
             elif topic is None or not 0 <= data.index < len(topic.partitions):
-                response = _error(data.index, topic_error)
+                response = error_entry(data.index, topic_error)
             else:
                 partition = topic.partitions[data.index]
                 response = _produce_partition(partition, data.records, request, ctx)
@@ -70,12 +71,8 @@ def handle(request: ProduceRequest, ctx: RequestContext) -> ProduceResponse | No
                 response.producer_state_batches_to_retain = window
             any_error = any_error or response.error_code != 0
             partition_responses.append(response)
-        if version >= 13:
-            topic_responses.append(
-                _TopicResponse(topic_id=topic_data.topic_id, partition_responses=partition_responses)
-            )
-        else:
-            topic_responses.append(_TopicResponse(name=topic_data.name, partition_responses=partition_responses))
+        topic_responses.append(topic_response(topic_data.topic_id if version >= 13 else topic_data.name, version,
+                                              partition_responses))
     if request.acks == 0:
         if any_error:
             # Kafka closes the connection so an acks=0 producer notices and refreshes metadata.
@@ -89,6 +86,13 @@ def handle(request: ProduceRequest, ctx: RequestContext) -> ProduceResponse | No
                 node_endpoints.append(_NodeEndpoint(node_id=node.node_id, host=node.host, port=node.port,
                                                     rack=node.rack))
     return ProduceResponse(responses=topic_responses, throttle_time_ms=0, node_endpoints=node_endpoints)
+
+
+def topic_response(key: Any, version: int, partition_responses: list[Any]) -> Any:
+    """A topic's answer, named by topic id from v13 and by name before."""
+    if version >= 13:
+        return _TopicResponse(topic_id=key, partition_responses=partition_responses)
+    return _TopicResponse(name=key, partition_responses=partition_responses)
 
 
 # Produce learnt TRANSACTION_ABORTABLE in v11 (KIP-890); older requests get INVALID_TXN_STATE.
@@ -108,7 +112,7 @@ def _verification_error(index: int, verdict: ErrorCode, version: int) -> Any:
                      ErrorCode.NOT_COORDINATOR):
         message = f"Unable to verify the partition has been added to the transaction. Underlying error: {verdict.name}"
         verdict = ErrorCode.NOT_ENOUGH_REPLICAS
-    response = _error(index, verdict)
+    response = error_entry(index, verdict)
     response.error_message = message
     return response
 
@@ -124,17 +128,17 @@ def _produce_partition(partition: Partition, data: bytes | None, request: Produc
     index = partition.index
     log = partition.log
     if partition.topic.name in INTERNAL_TOPICS and ctx.client_id != "__admin_client":
-        return _error(index, ErrorCode.INVALID_TOPIC_EXCEPTION, log.log_start_offset)
+        return error_entry(index, ErrorCode.INVALID_TOPIC_EXCEPTION, log.log_start_offset)
     if partition.leader_id != ctx.node.node_id:
         extra = {}
         if ctx.api_version >= 10:
             extra["current_leader"] = _LeaderIdAndEpoch(leader_id=partition.leader_id,
                                                         leader_epoch=log.leader_epoch)
-        return _error(index, ErrorCode.NOT_LEADER_OR_FOLLOWER, **extra)
+        return error_entry(index, ErrorCode.NOT_LEADER_OR_FOLLOWER, **extra)
     if request.acks == -1 and ctx.cluster.topic_config(partition.topic, "min.insync.replicas") > len(
             partition.replicas):
         # every replica shares the one log, so the ISR is all replicas; acks=all needs min.insync.replicas of them
-        return _error(index, ErrorCode.NOT_ENOUGH_REPLICAS, log.log_start_offset)
+        return error_entry(index, ErrorCode.NOT_ENOUGH_REPLICAS, log.log_start_offset)
     try:
         if not data:
             raise KafkaError(ErrorCode.INVALID_RECORD, "Produce request carries no record batch")
@@ -162,7 +166,7 @@ def _produce_partition(partition: Partition, data: bytes | None, request: Produc
             error_message=exc.summary,
         )
     except KafkaError as exc:
-        return _error(index, exc.code, -1 if exc.code in _NO_LOG_START else log.log_start_offset)
+        return error_entry(index, exc.code, -1 if exc.code in _NO_LOG_START else log.log_start_offset)
     return _PartitionResponse(index=index, error_code=0, base_offset=result.base_offset,
                               log_append_time_ms=result.log_append_time, log_start_offset=result.log_start_offset,
                               record_errors=[], error_message=None)

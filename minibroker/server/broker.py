@@ -12,7 +12,7 @@ from ..apis.releases import LATEST, release
 from ..core.clock import Clock
 from ..core.cluster import Cluster, Node
 from ..core.config import BrokerConfig
-from ..testing.faults import Faults
+from ..testing.control import Control, Rule, serve_control
 from .connection import KafkaConnection
 
 log = logging.getLogger("minibroker")
@@ -33,7 +33,9 @@ class Broker:
         port: int = 9092,
         config: dict[str, Any] | None = None,
         clock: Clock | None = None,
-        faults: Faults | None = None,
+        faults: list[Rule] | None = None,
+        control: bool = False,
+        control_port: int | None = None,
         nodes: int = 1,
         ports: list[int] | None = None,
         advertised_listeners: list[tuple[str, int]] | None = None,
@@ -45,8 +47,9 @@ class Broker:
         `advertised_listeners` gives each node the (host, port) clients are told to use, e.g. a proxy.
         `as_version` makes every node speak as that Kafka release, `node_releases` (node id -> release)
         overrides it per node; see apis/releases.py.
+        `control=True` attaches test control (`self.control`, minibroker/testing/control.py); a
+        `control_port` (0: any free one) also serves it to other processes; `faults` are rules it starts with.
         """
-        self.faults = faults
         self.host = host
         self.port = port
         broker_config = BrokerConfig(config)  # raises ConfigError on a bad config
@@ -74,6 +77,11 @@ class Broker:
         self._servers: list[asyncio.base_events.Server] = []
         self._ticker: asyncio.Task[None] | None = None
         self._connections: set[KafkaConnection] = set()
+        self.control: Control | None = None
+        if control or control_port is not None or faults:
+            self.control = Control(self.cluster, self._connections, faults)
+        self.control_port = control_port
+        self._control_server: asyncio.base_events.Server | None = None
 
     @property
     def bootstrap_servers(self) -> str:
@@ -85,7 +93,7 @@ class Broker:
         loop = asyncio.get_running_loop()
         for node in self.cluster.nodes:
             server = await loop.create_server(
-                functools.partial(KafkaConnection, self.cluster, node, self._connections, self.faults),
+                functools.partial(KafkaConnection, self.cluster, node, self._connections, self.control),
                 node.bind_host, node.bind_port or 0, reuse_address=True,
             )
             node.bind_port = server.sockets[0].getsockname()[1]
@@ -93,6 +101,9 @@ class Broker:
                 node.port = node.bind_port
             self._servers.append(server)
         self.port = self.cluster.nodes[0].bind_port or 0
+        if self.control is not None and self.control_port is not None:
+            self._control_server = await serve_control(self.control, self.host, self.control_port)
+            self.control_port = self._control_server.sockets[0].getsockname()[1]
         self._ticker = asyncio.create_task(self._tick_forever())
 
     async def _tick_forever(self) -> None:
@@ -109,6 +120,8 @@ class Broker:
             self._ticker.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._ticker
+        if self._control_server is not None:
+            self._control_server.close()
         for server in self._servers:
             server.close()
         for connection in list(self._connections):

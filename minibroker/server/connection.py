@@ -6,12 +6,13 @@ import asyncio
 import logging
 import struct
 from collections import deque
+from collections.abc import Callable
 
 from ..apis.context import CloseConnection
 from ..apis.dispatch import Deferred, NoReply, Reply, handle_frame
 from ..core.cluster import Cluster, Node
 from ..protocol.errors import KafkaError
-from ..testing.faults import Faults
+from ..testing.control import Control, Ticket
 
 log = logging.getLogger("minibroker.connection")
 
@@ -34,10 +35,10 @@ class KafkaConnection(asyncio.BufferedProtocol):
         cluster: Cluster,
         node: Node,
         registry: set[KafkaConnection] | None = None,
-        faults: Faults | None = None,
+        control: Control | None = None,
     ) -> None:
         self.cluster = cluster
-        self.faults = faults
+        self.control = control
         self._registry = registry if registry is not None else set()
         self.node = node
         self.transport: asyncio.Transport | None = None
@@ -53,6 +54,9 @@ class KafkaConnection(asyncio.BufferedProtocol):
         self._closed = False
         self._timer: asyncio.TimerHandle | None = None
         self._out: list[bytes] = []  # responses gathered while one read burst is handled
+        # with test control: requests not yet handled, and requests not yet answered (both in arrival order)
+        self._unhandled: deque[Ticket] = deque()
+        self._unanswered: deque[Ticket] = deque()
 
     # -- asyncio callbacks -------------------------------------------------
 
@@ -67,8 +71,13 @@ class KafkaConnection(asyncio.BufferedProtocol):
         self._registry.discard(self)
         self._closed = True
         self._backlog.clear()
+        self._forget_tickets()
         if self._timer is not None:
             self._timer.cancel()
+
+    def drop(self, reason: str) -> None:
+        """Close the connection now; requests not yet answered never will be (test control)."""
+        self._close(reason)
 
     def abort(self) -> None:
         """Drop the connection at once (broker shutdown)."""
@@ -132,6 +141,10 @@ class KafkaConnection(asyncio.BufferedProtocol):
     # -- the pipeline --------------------------------------------------------
 
     def _on_frame(self, frame: bytes | memoryview) -> None:
+        if self.control is not None and not self._closed:
+            ticket = self.control.on_request(frame, self.node.node_id)
+            self._unhandled.append(ticket)
+            self._unanswered.append(ticket)
         if self._waiting or self._backlog:
             self._backlog.append(bytes(frame))  # the scratch will be reused: keep a copy
             return
@@ -140,8 +153,10 @@ class KafkaConnection(asyncio.BufferedProtocol):
     def _process(self, frame: bytes | memoryview) -> None:
         if self._closed:
             return
+        ticket = self._unhandled.popleft() if self.control is not None else None
         try:
-            outcome = handle_frame(memoryview(frame), self.cluster, self.node, self.client_host)
+            adjust = self.control.adjuster(ticket) if self.control is not None and ticket is not None else None
+            outcome = handle_frame(memoryview(frame), self.cluster, self.node, self.client_host, adjust)
         except CloseConnection as exc:
             self._close(str(exc))
             return
@@ -152,34 +167,41 @@ class KafkaConnection(asyncio.BufferedProtocol):
             log.exception("request from %s failed; closing the connection", self.peer)
             self._close("internal error")
             return
-        if self.faults is not None and not isinstance(outcome, NoReply):
-            rule = self.faults.decide(struct.unpack_from(">h", frame)[0])
+        if self.control is not None and ticket is not None and not isinstance(outcome, NoReply):
+            rule = self.control.after_handling(ticket)
             if rule is not None and rule.action == "drop":
                 self._close(f"fault injection: dropped the response to api key {rule.api_key}")
                 return
-            if rule is not None and isinstance(outcome, Reply):
-                self._delay(outcome.data, rule.delay_ms)
+            if isinstance(outcome, Reply) and rule is not None:
+                log.info("fault injection: delaying a response to %s by %d ms", self.peer, rule.delay_ms)
+                self._postpone(outcome.data, lambda send: asyncio.get_running_loop().call_later(
+                    rule.delay_ms / 1000, send))
+                return
+            if isinstance(outcome, Reply) and self.control.must_hold(ticket):
+                control = self.control
+                self._postpone(outcome.data, lambda send: control.park(ticket, send))
                 return
         if isinstance(outcome, Reply):
-            self._write(outcome.data)
+            self._respond(outcome.data)
         elif isinstance(outcome, NoReply):
-            pass
+            self._respond(None)
         elif isinstance(outcome, Deferred):
             self._wait_for(outcome)
 
-    def _delay(self, data: bytes, delay_ms: int) -> None:
-        """Send `data` after `delay_ms`; later requests on this connection wait their turn."""
-        log.info("fault injection: delaying a response to %s by %d ms", self.peer, delay_ms)
+    def _postpone(self, data: bytes, schedule: Callable[[Callable[[], None]], object]) -> None:
+        """Send `data` when `schedule` calls back; later requests on this connection wait their turn."""
         self._waiting = True
 
         def send() -> None:
+            if self._closed:
+                return
             self._waiting = False
-            self._write(data)
+            self._respond(data)
             while self._backlog and not self._waiting and not self._closed:
                 self._process(self._backlog.popleft())
             self._flush()
 
-        asyncio.get_running_loop().call_later(delay_ms / 1000, send)
+        schedule(send)
 
     def _wait_for(self, deferred: Deferred) -> None:
         self._waiting = True
@@ -207,14 +229,24 @@ class KafkaConnection(asyncio.BufferedProtocol):
             log.exception("building a deferred response for %s failed", self.peer)
             self._close("internal error")
             return
-        if data is not None:
-            self._write(data)
+        self._respond(data)
         while self._backlog and not self._waiting and not self._closed:
             self._process(self._backlog.popleft())
         self._flush()
 
-    def _write(self, data: bytes) -> None:
-        self._out.append(data)
+    def _respond(self, data: bytes | None) -> None:
+        """The answer to the oldest unanswered request (None: it gets none, as acks=0 Produce)."""
+        if self._unanswered and self.control is not None:
+            self.control.on_answered(self._unanswered.popleft())
+        if data is not None:
+            self._out.append(data)
+
+    def _forget_tickets(self) -> None:
+        """The connection is gone: its requests are no longer outstanding."""
+        if self.control is not None:
+            while self._unanswered:
+                self.control.on_answered(self._unanswered.popleft())
+        self._unhandled.clear()
 
     def _flush(self) -> None:
         """Send what was gathered: one write (one syscall) for a burst of pipelined answers."""
@@ -231,5 +263,6 @@ class KafkaConnection(asyncio.BufferedProtocol):
         self._flush()
         self._closed = True
         self._backlog.clear()
+        self._forget_tickets()
         if self.transport is not None:
             self.transport.close()

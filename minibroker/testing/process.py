@@ -12,7 +12,10 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .control import ControlClient
+
 _READY = re.compile(r"minibroker listening on ([\d.]+):(\d+)")
+_CONTROL = re.compile(r"minibroker control listening on ([\d.]+):(\d+)")
 
 
 @dataclass
@@ -24,6 +27,13 @@ class BrokerProcess:
     pid: int
     log_path: Path
     _popen: subprocess.Popen[bytes] = field(repr=False)
+    control_port: int | None = None  # with extra_args ("--control-port", "0")
+
+    def control(self) -> ControlClient:
+        """A client of the broker's test control (start it with `--control-port 0`); close it when done."""
+        if self.control_port is None:
+            raise RuntimeError("the broker was started without --control-port")
+        return ControlClient(self.host, self.control_port)
 
     @property
     def bootstrap(self) -> str:
@@ -57,9 +67,12 @@ def start_broker(*set_args: str, extra_args: tuple[str, ...] = (), timeout: floa
     path = Path(log_file.name)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        match = _READY.search(path.read_text(errors="replace"))
-        if match:
-            return BrokerProcess(match.group(1), int(match.group(2)), popen.pid, path, popen)
+        text = path.read_text(errors="replace")
+        match = _READY.search(text)
+        control = _CONTROL.search(text)
+        if match and (control or "--control-port" not in extra_args):
+            return BrokerProcess(match.group(1), int(match.group(2)), popen.pid, path, popen,
+                                 int(control.group(2)) if control else None)
         if popen.poll() is not None:
             raise RuntimeError(f"broker exited with {popen.returncode}:\n{path.read_text(errors='replace')}")
         time.sleep(0.05)
