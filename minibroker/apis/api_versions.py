@@ -52,7 +52,8 @@ def handle(request: ApiVersionsRequest, ctx: RequestContext) -> ApiVersionsRespo
     return ApiVersionsResponse(error_code=0, api_keys=_api_keys(ctx.node.release), throttle_time_ms=0)
 
 
-def unsupported_version_response() -> ApiVersionsResponse:
-    """The KIP-511 fallback: v0 body, UNSUPPORTED_VERSION, only the ApiVersions range."""
-    entry = ApiVersionsResponse.ApiVersion(api_key=API_KEY, min_version=MIN_VERSION, max_version=MAX_VERSION)
+def unsupported_version_response(release_name: str = LATEST) -> ApiVersionsResponse:
+    """The KIP-511 fallback: v0 body, UNSUPPORTED_VERSION, only this node's ApiVersions range."""
+    low, high = accepted_versions(release_name)[API_KEY]
+    entry = ApiVersionsResponse.ApiVersion(api_key=API_KEY, min_version=low, max_version=high)
     return ApiVersionsResponse(error_code=35, api_keys=[entry])

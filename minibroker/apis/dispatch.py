@@ -130,7 +130,7 @@ def handle_frame(frame: memoryview, cluster: Cluster, node: Node, client_host: s
         raise CloseConnection(f"Error parsing request header. Our best guess of the apiKeyId is: {header.api_key}")
     if not accepted[0] <= header.api_version <= accepted[1]:
         if header.api_key == api_versions.API_KEY:
-            return Reply(encode_response(header, api_versions.unsupported_version_response(), version=0))
+            return Reply(encode_response(header, api_versions.unsupported_version_response(node.release), version=0))
         raise CloseConnection(
             f"Received request api key {header.api_key} with version {header.api_version} which is not enabled"
         )

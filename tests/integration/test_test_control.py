@@ -12,7 +12,7 @@ from minibroker.protocol import records
 from minibroker.protocol.errors import ErrorCode
 from minibroker.protocol.messages import InitProducerIdRequest, MetadataRequest, ProduceRequest
 from minibroker.server.broker import Broker
-from minibroker.testing.control import ControlClient, ControlError
+from minibroker.testing.control import ControlError
 from minibroker.testing.process import start_broker
 from minibroker.testing.wire import WireClient
 from tests.helpers import unique_topic

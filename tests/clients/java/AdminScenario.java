@@ -3,13 +3,16 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Properties;
+import java.util.Set;
 import java.util.TreeSet;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.Config;
 import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.DescribeClusterResult;
 import org.apache.kafka.clients.admin.ListOffsetsResult;
+import org.apache.kafka.clients.admin.NewPartitionReassignment;
 import org.apache.kafka.clients.admin.NewPartitions;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.OffsetSpec;
@@ -21,6 +24,7 @@ import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.ElectionType;
 import org.apache.kafka.common.Node;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.TopicPartitionInfo;
@@ -45,6 +49,9 @@ import org.apache.kafka.common.config.ConfigResource;
  *   configs TOPIC
  *   first-offset TOPIC PARTITION                    (offset of the first record a consumer reads)
  *   delete TOPIC
+ *   reassign TOPIC PARTITION NODE,NODE...             (alterPartitionReassignments)
+ *   elect TOPIC PARTITION                            (electLeaders, PREFERRED)
+ *   leader TOPIC PARTITION                           (leader id and replica ids from describeTopics)
  * </pre>
  */
 public final class AdminScenario {
@@ -82,8 +89,33 @@ public final class AdminScenario {
             case "delete":
                 admin.deleteTopics(List.of(c[1])).all().get();
                 return Json.obj();
+            case "reassign": return reassign(tp(c[1], c[2]), c[3]);
+            case "elect":
+                admin.electLeaders(ElectionType.PREFERRED, Set.of(tp(c[1], c[2]))).all().get();
+                return Json.obj();
+            case "leader": return leader(tp(c[1], c[2]));
             default: throw new IllegalArgumentException("unknown command " + c[0]);
         }
+    }
+
+    private Map<String, Object> reassign(TopicPartition tp, String nodes) throws Exception {
+        List<Integer> replicas = new ArrayList<>();
+        for (String node : nodes.split(",")) {
+            replicas.add(Integer.parseInt(node));
+        }
+        admin.alterPartitionReassignments(Map.of(tp, Optional.of(new NewPartitionReassignment(replicas))))
+                .all().get();
+        return Json.obj("ongoing", admin.listPartitionReassignments().reassignments().get().size());
+    }
+
+    private Map<String, Object> leader(TopicPartition tp) throws Exception {
+        TopicDescription d = admin.describeTopics(List.of(tp.topic())).allTopicNames().get().get(tp.topic());
+        TopicPartitionInfo p = d.partitions().get(tp.partition());
+        List<Object> replicas = new ArrayList<>();
+        for (Node n : p.replicas()) {
+            replicas.add(n.id());
+        }
+        return Json.obj("leader", p.leader() == null ? null : p.leader().id(), "replicas", replicas);
     }
 
     private static TopicPartition tp(String topic, String partition) {
