@@ -64,3 +64,30 @@ def test_signal_stops_the_broker_cleanly(sig):
     os.kill(process.pid, sig)
     assert process._popen.wait(10) == 0
     assert "minibroker stopped" in process.log_text()
+
+
+@pytest.mark.parametrize(("args", "expected"), [
+    (("--as-version", "1.0"), "unknown Kafka release '1.0': choose one of 2.8, 3.9, 4.0, 4.1, 4.2, latest"),
+    (("--node-profile", "1=3.9"), "--node-profile names node(s) [1]; the nodes are [0]"),
+    (("--nodes", "2", "--node-profile", "one=3.9"), "--node-profile expects NODE_ID=RELEASE"),
+    (("--nodes", "2", "--node-profile", "1=9.9"), "unknown Kafka release '9.9'"),
+    (("--advertised-listeners", "localhost"), "--advertised-listeners: 'localhost' is not HOST:PORT"),
+    (("--nodes", "2", "--advertised-listeners", "h:1"), "lists 1 addresses for 2 nodes"),
+    (("--fault", "produce:explode"), "ACTION is drop or delay=MS"),
+])
+def test_bad_cluster_options_refuse_to_start(args, expected):
+    result = serve(*args)
+    assert result.returncode == 2
+    assert expected in result.stderr
+    assert "listening" not in result.stderr
+
+
+def test_advertised_listener_is_what_metadata_gives_clients():
+    process = start_broker(extra_args=("--advertised-listeners", "proxy.example:19092"))
+    try:
+        with WireClient(process.host, process.port) as wire:
+            brokers = wire.request(MetadataRequest(topics=[]), 12).brokers
+        assert [(b.host, b.port) for b in brokers] == [("proxy.example", 19092)]
+        assert "advertised as proxy.example:19092" in process.log_text()
+    finally:
+        process.stop()
