@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: serve test install test-deps lint bench clean
+.PHONY: serve test install test-deps lint bench bench-rtt clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -31,6 +31,11 @@ lint: $(STAMP)
 
 bench: test-deps
 	$(PY) bench/produce.py
+
+# The KIP-1269 experiment: RTT 0/20/100 ms x in-flight 1/5/10/20 through a latency proxy (about 3 minutes).
+bench-rtt: $(STAMP)
+	$(PY) -m pip install --quiet -e '.[bench]'
+	$(PY) bench/kip1269_rtt.py
 
 clean:
 	rm -rf $(VENV) .cache
