@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import struct
+import time
 from collections import deque
 from collections.abc import Callable
 
@@ -18,6 +19,21 @@ log = logging.getLogger("minibroker.connection")
 
 _SCRATCH_SIZE = 256 * 1024
 _SIZE = struct.Struct(">i")
+
+
+def _call_after(seconds: float, callback: Callable[[], None]) -> None:
+    """Call back no sooner than `seconds` from now (the loop's timers may fire a little early)."""
+    deadline = time.monotonic() + seconds
+    loop = asyncio.get_running_loop()
+
+    def check() -> None:
+        remaining = deadline - time.monotonic()
+        if remaining > 0:
+            loop.call_later(remaining, check)
+        else:
+            callback()
+
+    loop.call_later(seconds, check)
 
 
 class KafkaConnection(asyncio.BufferedProtocol):
@@ -174,8 +190,7 @@ class KafkaConnection(asyncio.BufferedProtocol):
                 return
             if isinstance(outcome, Reply) and rule is not None:
                 log.info("fault injection: delaying a response to %s by %d ms", self.peer, rule.delay_ms)
-                self._postpone(outcome.data, lambda send: asyncio.get_running_loop().call_later(
-                    rule.delay_ms / 1000, send))
+                self._postpone(outcome.data, lambda send: _call_after(rule.delay_ms / 1000, send))
                 return
             if isinstance(outcome, Reply) and self.control.must_hold(ticket):
                 control = self.control
