@@ -27,6 +27,7 @@ from ..protocol.errors import ErrorCode, KafkaError
 from ..protocol.messages import InitProducerIdRequest, ProduceRequest
 from .client import KafkaClient
 from .connection import BrokerConnection, ConnectionClosed
+from .transactions import TransactionHandle, add_partitions_to_txn, end_transaction, init_producer_id
 
 DEFAULT_BATCHES_TO_RETAIN = 5
 MAX_PRODUCE_VERSION = 14
@@ -68,6 +69,7 @@ class ProducerBatch:
     base_sequence: int = -1  # assigned at first send, kept for every retry
     attempts: int = 0
     encoded: bytes | None = None
+    transactional: bool = False
 
     def encode(self, producer_id: int, epoch: int, codec: int) -> bytes:
         if self.encoded is None:
@@ -75,7 +77,7 @@ class ProducerBatch:
                 [(key, value) for key, value, _headers, _ts in self.records],
                 timestamps=[ts for _k, _v, _h, ts in self.records], producer_id=producer_id,
                 producer_epoch=epoch, base_sequence=self.base_sequence, compression=codec,
-                headers=[headers for _k, _v, headers, _ts in self.records])
+                headers=[headers for _k, _v, headers, _ts in self.records], transactional=self.transactional)
         return self.encoded
 
     def fail(self, error: BaseException) -> None:
@@ -113,6 +115,8 @@ class Producer:
         request_timeout_ms: int = 30_000,
         produce_version: int | None = None,
         client_id: str = "minibroker-producer",
+        transactional_id: str | None = None,
+        transaction_timeout_ms: int = 60_000,
     ) -> None:
         if produce_version is not None and not 3 <= produce_version <= MAX_PRODUCE_VERSION:
             raise ValueError(f"produce_version must be 3-{MAX_PRODUCE_VERSION}")
@@ -139,6 +143,12 @@ class Producer:
         self._round_robin = 0
         self._closed = False
         self._metadata_stale = False
+        # transactions (V1): set by transactional_id; partitions join the open transaction on first send
+        self.transactional_id = transactional_id
+        self.transaction_timeout_ms = transaction_timeout_ms
+        self._in_transaction = False
+        self._txn_partitions: set[tuple[str, int]] = set()
+        self._txn_futures: list[asyncio.Future[RecordMetadata]] = []
 
     # -- observable state (tests, benchmarks) -------------------------------------------------
 
@@ -158,6 +168,11 @@ class Producer:
 
     async def start(self) -> None:
         await self.client.start()
+        if self.transactional_id is not None:
+            handle = await init_producer_id(self.client, self.transactional_id, self.transaction_timeout_ms)
+            self.producer_id, self.producer_epoch = handle.producer_id, handle.producer_epoch
+            self._sender = asyncio.create_task(self._send_loop())
+            return
         node = next(iter(self.client.nodes))
         response = await self.client.request(node, InitProducerIdRequest(transactional_id=None,
                                                                           transaction_timeout_ms=2**31 - 1), 4)
@@ -214,13 +229,18 @@ class Producer:
             self._round_robin += 1
         elif not 0 <= partition < count:
             raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"{topic} has no partition {partition}")
+        if self.transactional_id is not None:
+            await self._join_transaction(topic, partition)
         state = self._state(topic, partition)
         size = (len(key) if key else 0) + (len(value) if value else 0) + 16
         if state.open_batch is not None and state.open_batch.size + size > self.batch_size:
             self._seal(state)
         if state.open_batch is None:
-            state.open_batch = ProducerBatch(topic, partition, time.monotonic())
+            state.open_batch = ProducerBatch(topic, partition, time.monotonic(),
+                                             transactional=self.transactional_id is not None)
         future: asyncio.Future[RecordMetadata] = asyncio.get_running_loop().create_future()
+        if self.transactional_id is not None:
+            self._txn_futures.append(future)
         state.open_batch.records.append((key, value, headers or [], timestamp_ms or int(time.time() * 1000)))
         state.open_batch.futures.append(future)
         state.open_batch.size += size
@@ -228,6 +248,62 @@ class Producer:
             self._seal(state)
         self._wakeup.set()
         return future
+
+    # -- transactions ------------------------------------------------------------------------------
+
+    def begin_transaction(self) -> None:
+        """Start a transaction (local only, as in Kafka: partitions are added as records are sent)."""
+        if self.transactional_id is None:
+            raise RuntimeError("begin_transaction needs a transactional_id")
+        if self._in_transaction:
+            raise RuntimeError("a transaction is already open")
+        self._in_transaction = True
+        self._txn_partitions.clear()
+        self._txn_futures.clear()
+
+    def transaction_handle(self) -> TransactionHandle:
+        """What another process needs to commit or abort this producer's open transaction."""
+        if self.transactional_id is None:
+            raise RuntimeError("not a transactional producer")
+        return TransactionHandle(self.transactional_id, self.producer_id, self.producer_epoch)
+
+    async def flush_transaction(self) -> None:
+        """Flush, and raise the first error of a record sent in this transaction.
+
+        The transaction stays open: `commit_transaction` or `abort_transaction`
+        end it here, or `end_transaction(client, transaction_handle(), ...)`
+        ends it from elsewhere.
+        """
+        await self.flush()
+        for future in self._txn_futures:
+            if future.exception() is not None:
+                raise future.exception()  # type: ignore[misc]
+
+    async def commit_transaction(self) -> None:
+        """Flush and commit; raises (and leaves the transaction open) if any record failed."""
+        await self.flush_transaction()
+        await self._end_transaction(commit=True)
+
+    async def abort_transaction(self) -> None:
+        """Flush what is in flight, then abort."""
+        await self.flush()
+        await self._end_transaction(commit=False)
+
+    async def _end_transaction(self, commit: bool) -> None:
+        if not self._in_transaction:
+            raise RuntimeError("no transaction is open")
+        if self._txn_partitions:  # a transaction with no partition was never opened on the coordinator
+            await end_transaction(self.client, self.transaction_handle(), commit)
+        self._in_transaction = False
+        self._txn_partitions.clear()
+        self._txn_futures.clear()
+
+    async def _join_transaction(self, topic: str, partition: int) -> None:
+        if not self._in_transaction:
+            raise RuntimeError("a transactional producer sends only inside begin_transaction()")
+        if (topic, partition) not in self._txn_partitions:
+            await add_partitions_to_txn(self.client, self.transaction_handle(), [(topic, partition)])
+            self._txn_partitions.add((topic, partition))
 
     def _state(self, topic: str, partition: int) -> PartitionState:
         state = self.partitions.get((topic, partition))
@@ -350,7 +426,7 @@ class Producer:
                     data.name = batch.topic
             data.partition_data.append(ProduceRequest.TopicProduceData.PartitionProduceData(
                 index=batch.partition, records=batch.encode(self.producer_id, self.producer_epoch, self.codec)))
-        request = ProduceRequest(transactional_id=None, acks=-1, timeout_ms=self.request_timeout_ms,
+        request = ProduceRequest(transactional_id=self.transactional_id, acks=-1, timeout_ms=self.request_timeout_ms,
                                  topic_data=list(topics.values()))
         try:
             future = connection.send(request, version)
