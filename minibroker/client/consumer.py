@@ -54,19 +54,9 @@ class RecordColumns:
         return len(self.offsets)
 
 
-def _varint_slow(data: bytes, pos: int) -> tuple[int, int]:
+def _varint_slow(data: bytes | memoryview, pos: int) -> tuple[int, int]:
     """A zigzag varint of more than one byte."""
-    shift = 0
-    result = 0
-    while True:
-        byte = data[pos]
-        pos += 1
-        result |= (byte & 0x7F) << shift
-        if not byte & 0x80:
-            return (result >> 1) ^ -(result & 1), pos
-        shift += 7
-        if shift > 63:
-            raise KafkaError(ErrorCode.CORRUPT_MESSAGE, "Varint is too long")
+    return records.read_varint(data, pos, ErrorCode.CORRUPT_MESSAGE)
 
 
 def decode_batch_into(batch: bytes | memoryview, header: records.BatchHeader, columns: RecordColumns,

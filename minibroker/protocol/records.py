@@ -214,7 +214,9 @@ class Record:
     headers: list[tuple[str, bytes | None]]
 
 
-def _varint(data: bytes, pos: int) -> tuple[int, int]:
+def read_varint(data: bytes | memoryview, pos: int,
+                error: ErrorCode = ErrorCode.INVALID_RECORD) -> tuple[int, int]:
+    """A zigzag varint at `pos`: (value, position after it); KafkaError(`error`) when too long."""
     shift = 0
     result = 0
     while True:
@@ -225,12 +227,12 @@ def _varint(data: bytes, pos: int) -> tuple[int, int]:
             break
         shift += 7
         if shift > 63:
-            raise KafkaError(ErrorCode.INVALID_RECORD, "Varint is too long")
+            raise KafkaError(error, "Varint is too long")
     return (result >> 1) ^ -(result & 1), pos
 
 
 def _bytes_field(data: bytes, pos: int) -> tuple[bytes | None, int]:
-    length, pos = _varint(data, pos)
+    length, pos = read_varint(data, pos)
     if length < 0:
         return None, pos
     end = pos + length
@@ -247,16 +249,16 @@ def iter_records(batch: bytes | bytearray | memoryview) -> Iterator[Record]:
     for _ in range(header.record_count):
         if pos >= len(body):
             raise KafkaError(ErrorCode.INVALID_RECORD, "Incorrect declared batch size, premature EOF reached")
-        length, pos = _varint(body, pos)
+        length, pos = read_varint(body, pos)
         end = pos + length
         if length < 0 or end > len(body):
             raise KafkaError(ErrorCode.INVALID_RECORD, "Incorrect declared batch size, premature EOF reached")
         pos += 1  # record attributes, unused
-        timestamp_delta, pos = _varint(body, pos)
-        offset_delta, pos = _varint(body, pos)
+        timestamp_delta, pos = read_varint(body, pos)
+        offset_delta, pos = read_varint(body, pos)
         key, pos = _bytes_field(body, pos)
         value, pos = _bytes_field(body, pos)
-        header_count, pos = _varint(body, pos)
+        header_count, pos = read_varint(body, pos)
         headers: list[tuple[str, bytes | None]] = []
         for _h in range(max(header_count, 0)):
             hkey, pos = _bytes_field(body, pos)
