@@ -102,3 +102,42 @@ def test_the_job_exits_non_zero_on_findings_and_zero_on_a_clean_topic(broker, cl
     done, report = run_job(broker, clean_topic, tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
     assert report["clean"] is True and "PASS" in done.stdout
+
+
+def test_a_chaos_run_ends_with_a_clean_audit(spark):
+    """Two stamped producers through injected errors, duplicated appends and lost answers; the audit passes."""
+    import asyncio
+
+    from minibroker.client import Producer
+    from minibroker.protocol.errors import ErrorCode
+    from minibroker.testing.process import start_broker
+
+    broker = start_broker(extra_args=("--control-port", "0"))
+    try:
+        topic = unique_topic("audit-chaos")
+        create_topic(broker.bootstrap, topic, partitions=3)
+        with broker.control() as control:
+            control.inject_error("produce", error_code=ErrorCode.NOT_ENOUGH_REPLICAS, count=None, every=5,
+                                 topic=topic)
+            control.inject_error("produce", error_code=ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND, count=None,
+                                 every=7, topic=topic, after_append=True)
+            control.drop("produce", count=None, every=11, topic=topic)
+
+        async def run(name: str) -> None:
+            async with Producer(broker.bootstrap, max_in_flight_requests_per_connection=20, batch_size=500,
+                                linger_ms=1, retry_backoff_ms=20, request_timeout_ms=5000) as producer:
+                futures = [await producer.send(topic, f"{name}:{i}".encode(), headers=stamp(name, i))
+                           for i in range(600)]
+                await asyncio.gather(*futures)
+
+        async def both() -> None:
+            await asyncio.gather(run("chaos-a"), run("chaos-b"))
+
+        asyncio.run(both())
+        with broker.control() as control:
+            assert all(rule["fired"] > 0 for rule in control.status()["rules"])
+        report = audit(read_topics(spark, broker.bootstrap, [topic]), [topic])
+        assert report.clean, report.render()
+        assert (report.records, report.unstamped, report.producers) == (1200, 0, 2)
+    finally:
+        broker.stop()
