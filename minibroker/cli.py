@@ -120,12 +120,13 @@ def main(argv: list[str] | None = None) -> int:
     try:
         configs = _collect_configs(args)
         from .core.config import BrokerConfig
+        from .server.broker import cluster_config
 
-        BrokerConfig(configs)  # validate everything before binding
         parse_faults(args.fault)
         release(args.as_version)
         profiles = _parse_node_profiles(args.node_profile)
         first_id = BrokerConfig(configs).node_id
+        cluster_config(configs, profiles.get(first_id, args.as_version))  # validate everything before binding
         node_ids = range(first_id, first_id + (len(args.ports.split(",")) if args.ports else args.nodes))
         if set(profiles) - set(node_ids):
             raise ValueError(f"--node-profile names node(s) {sorted(set(profiles) - set(node_ids))}; "

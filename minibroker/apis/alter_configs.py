@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..core.config import broker_config_def, parse_topic_configs
 from ..protocol.errors import ErrorCode, KafkaError
 from ..protocol.messages import AlterConfigsRequest, AlterConfigsResponse
 from . import config_resources
@@ -34,14 +33,14 @@ def _alter(resource: Any, validate_only: bool, ctx: RequestContext) -> None:
     raw = {config.name: config.value for config in resource.configs}
     if resource.resource_type == config_resources.TOPIC:
         topic = config_resources.resolve_topic(cluster, resource.resource_name)
-        overrides = parse_topic_configs(raw)
+        overrides = cluster.config.parse_topic_configs(raw)
         if not validate_only:
             topic.configs = overrides
     elif resource.resource_type == config_resources.BROKER:
         node_level = config_resources.broker_is_node_level(cluster, ctx.node.node_id, resource.resource_name)
         parsed = {}
         for name, value in raw.items():
-            definition = broker_config_def(name)
+            definition = cluster.config.broker_def(name)
             if not definition.dynamic:
                 raise KafkaError(ErrorCode.INVALID_CONFIG, f"Cannot update these configs dynamically: {{{name}}}")
             if value is not None:

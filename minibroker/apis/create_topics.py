@@ -53,7 +53,7 @@ def _success(wanted: Any, topic: Any, ctx: RequestContext, num_partitions: int, 
         replication_factor = cluster.config["default.replication.factor"]
     overrides = topic.configs if topic is not None else {k: v for k, v in configs.items() if v is not None}
     described = []
-    for name in sorted(TOPIC_CONFIGS):
+    for name in cluster.config.topic_names():
         entry = cluster.config.describe_topic(name, {k: TOPIC_CONFIGS[k].parse(v) if isinstance(v, str) else v
                                                      for k, v in overrides.items()})
         described.append(_Config(name=name, value=entry.rendered, read_only=False, config_source=entry.source,

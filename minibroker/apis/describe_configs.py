@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..core.config import BROKER_CONFIGS, TOPIC_CONFIGS, ConfigEntry, ConfigSource
+from ..core.config import BROKER_CONFIGS, ConfigEntry, ConfigSource
 from ..protocol.errors import ErrorCode, KafkaError
 from ..protocol.messages import DescribeConfigsRequest, DescribeConfigsResponse
 from . import config_resources
@@ -38,12 +38,12 @@ def _describe(resource: Any, request: DescribeConfigsRequest, ctx: RequestContex
     entries: list[tuple[ConfigEntry, bool]] = []
     if resource.resource_type == config_resources.TOPIC:
         topic = config_resources.resolve_topic(cluster, resource.resource_name)
-        for name in sorted(TOPIC_CONFIGS):
+        for name in cluster.config.topic_names():
             if keys is None or name in keys:
                 entries.append((cluster.config.describe_topic(name, topic.configs), False))
     elif resource.resource_type == config_resources.BROKER:
         node_level = config_resources.broker_is_node_level(cluster, ctx.node.node_id, resource.resource_name)
-        for name in sorted(BROKER_CONFIGS):
+        for name in cluster.config.broker_names():
             if keys is not None and name not in keys:
                 continue
             entry = cluster.config.describe(name, per_node=node_level)

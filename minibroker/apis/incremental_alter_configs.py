@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..core.config import ConfigType, broker_config_def, topic_config_def
+from ..core.config import ConfigType
 from ..protocol.errors import ErrorCode, KafkaError
 from ..protocol.messages import IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse
 from . import config_resources
@@ -67,7 +67,7 @@ def _alter(resource: Any, validate_only: bool, ctx: RequestContext) -> None:
     cluster = ctx.cluster
     if resource.resource_type == config_resources.TOPIC:
         topic = config_resources.resolve_topic(cluster, resource.resource_name)
-        updated = _apply(topic.configs, resource.configs, topic_config_def,
+        updated = _apply(topic.configs, resource.configs, cluster.config.topic_def,
                          lambda name: cluster.topic_config(topic, name))
         if not validate_only:
             topic.configs = updated
@@ -76,7 +76,7 @@ def _alter(resource: Any, validate_only: bool, ctx: RequestContext) -> None:
         layer = cluster.config.dynamic_node if node_level else cluster.config.dynamic_default
 
         def dynamic_def(name: str) -> Any:
-            definition = broker_config_def(name)
+            definition = cluster.config.broker_def(name)
             if not definition.dynamic:
                 raise KafkaError(ErrorCode.INVALID_CONFIG, f"Cannot update these configs dynamically: {{{name}}}")
             return definition

@@ -13,7 +13,7 @@ from typing import Any
 from ..protocol import records
 from ..protocol.errors import ErrorCode, KafkaError, RecordValidationError
 from .clock import Clock, SystemClock
-from .config import BrokerConfig, parse_topic_configs
+from .config import BrokerConfig
 from .group_coordinator import GroupCoordinator
 from .partition_log import PartitionLog
 from .producer_state import ProducerStateManager
@@ -178,7 +178,7 @@ class Cluster:
                 f"The target replication factor of {replication_factor} cannot be reached because only "
                 f"{len(self.nodes)} broker(s) are registered.",
             )
-        overrides = parse_topic_configs(configs or {})
+        overrides = self.config.parse_topic_configs(configs or {})
         if validate_only:
             return None
         topic = Topic(name, uuid.uuid4(), [], overrides, replication_factor)

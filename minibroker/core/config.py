@@ -302,15 +302,48 @@ class ConfigEntry:
         return self.definition.render(self.value)
 
 
-class BrokerConfig:
-    """Broker config values: static (start-up), dynamic cluster default, dynamic per node."""
+# The configs KIP-1269 adds: a cluster speaking as an older Kafka release does not know them.
+KIP1269_CONFIGS = frozenset({"producer.state.batches.to.retain", "log.producer.state.batches.to.retain"})
 
-    def __init__(self, static: dict[str, Any] | None = None) -> None:
+
+class BrokerConfig:
+    """Broker config values: static (start-up), dynamic cluster default, dynamic per node.
+
+    `unknown` names configs this cluster's release lacks (KIP1269_CONFIGS on an older profile):
+    they are refused as unknown and never listed.
+    """
+
+    def __init__(self, static: dict[str, Any] | None = None, unknown: frozenset[str] = frozenset()) -> None:
+        self.unknown = unknown
         self.static: dict[str, Any] = {}
         self.dynamic_default: dict[str, Any] = {}
         self.dynamic_node: dict[str, Any] = {}
         for name, raw in (static or {}).items():
-            self.static[name] = broker_config_def(name).parse(raw)
+            self.static[name] = self.broker_def(name).parse(raw)
+
+    def broker_def(self, name: str) -> ConfigDef:
+        """The definition of broker config `name`; ConfigError if this cluster does not know it."""
+        if name in self.unknown:
+            raise ConfigError(f"Unknown broker config name: {name}")
+        return broker_config_def(name)
+
+    def topic_def(self, name: str) -> ConfigDef:
+        """The definition of topic config `name`; ConfigError if this cluster does not know it."""
+        if name in self.unknown:
+            raise ConfigError(f"Unknown topic config name: {name}")
+        return topic_config_def(name)
+
+    def parse_topic_configs(self, raw: dict[str, str | None]) -> dict[str, Any]:
+        """Validate a whole set of topic config overrides; ConfigError on the first bad one."""
+        return {name: self.topic_def(name).parse(value) for name, value in raw.items() if value is not None}
+
+    def broker_names(self) -> list[str]:
+        """Every broker config this cluster knows, sorted."""
+        return sorted(set(BROKER_CONFIGS) - self.unknown)
+
+    def topic_names(self) -> list[str]:
+        """Every topic config this cluster knows, sorted."""
+        return sorted(set(TOPIC_CONFIGS) - self.unknown)
 
     @property
     def node_id(self) -> int:
@@ -371,14 +404,14 @@ class BrokerConfig:
 
     def set_dynamic(self, name: str, raw: Any, *, node_level: bool) -> None:
         """Set a dynamic broker config; ConfigError if unknown, static-only or invalid."""
-        definition = broker_config_def(name)
+        definition = self.broker_def(name)
         if not definition.dynamic:
             raise ConfigError(f"Cannot update these configs dynamically: {{{name}}}")
         (self.dynamic_node if node_level else self.dynamic_default)[name] = definition.parse(raw)
 
     def delete_dynamic(self, name: str, *, node_level: bool) -> None:
         """Remove a dynamic broker config so the next layer shows through."""
-        definition = broker_config_def(name)
+        definition = self.broker_def(name)
         if not definition.dynamic:
             raise ConfigError(f"Cannot update these configs dynamically: {{{name}}}")
         (self.dynamic_node if node_level else self.dynamic_default).pop(name, None)

@@ -11,13 +11,19 @@ from typing import Any
 from ..apis.releases import LATEST, release
 from ..core.clock import Clock
 from ..core.cluster import Cluster, Node
-from ..core.config import BrokerConfig
+from ..core.config import KIP1269_CONFIGS, BrokerConfig
 from ..testing.control import Control, Rule, serve_control
 from .connection import KafkaConnection
 
 log = logging.getLogger("minibroker")
 
 TICK_INTERVAL_S = 0.1  # session and rebalance deadlines are checked this often
+
+
+def cluster_config(config: dict[str, Any] | None, controller_release: str) -> BrokerConfig:
+    """The broker configs as the controller's release knows them: older releases lack KIP-1269's."""
+    unknown = frozenset() if release(controller_release).kip1269 else KIP1269_CONFIGS
+    return BrokerConfig(config, unknown)  # raises ConfigError on a bad or unknown config
 
 
 class Broker:
@@ -52,8 +58,7 @@ class Broker:
         """
         self.host = host
         self.port = port
-        broker_config = BrokerConfig(config)  # raises ConfigError on a bad config
-        first_id = broker_config.node_id
+        first_id = BrokerConfig(config).node_id  # raises ConfigError on a bad config
         if ports is None:
             ports = [port + i if port else 0 for i in range(nodes)]
         if not ports:
@@ -67,12 +72,12 @@ class Broker:
         node_releases = node_releases or {}
         for name in {as_version, *node_releases.values()}:
             release(name)  # ValueError for an unknown release
-        unknown = set(node_releases) - {node.node_id for node in cluster_nodes}
-        if unknown:
-            raise ValueError(f"node profile for unknown node id(s) {sorted(unknown)}")
+        strangers = set(node_releases) - {node.node_id for node in cluster_nodes}
+        if strangers:
+            raise ValueError(f"node profile for unknown node id(s) {sorted(strangers)}")
         for node in cluster_nodes:
             node.release = node_releases.get(node.node_id, as_version)
-        self.cluster = Cluster(broker_config, clock, nodes=cluster_nodes)
+        self.cluster = Cluster(cluster_config(config, cluster_nodes[0].release), clock, nodes=cluster_nodes)
         self._advertised_given = advertised_listeners is not None
         self._servers: list[asyncio.base_events.Server] = []
         self._ticker: asyncio.Task[None] | None = None

@@ -74,6 +74,8 @@ def test_signal_stops_the_broker_cleanly(sig):
     (("--advertised-listeners", "localhost"), "--advertised-listeners: 'localhost' is not HOST:PORT"),
     (("--nodes", "2", "--advertised-listeners", "h:1"), "lists 1 addresses for 2 nodes"),
     (("--fault", "produce:explode"), "ACTION is drop or delay=MS"),
+    (("--as-version", "3.9", "--set", "log.producer.state.batches.to.retain=20"),
+     "Unknown broker config name: log.producer.state.batches.to.retain"),
 ])
 def test_bad_cluster_options_refuse_to_start(args, expected):
     result = serve(*args)

@@ -149,3 +149,43 @@ def test_java_client_produces_and_consumes_on_a_2_8_cluster(kafka_28, tmp_path):
     assert [a["offset"] for a in acks] == list(range(30))
     consumed, _summary, _run = consume(java, kafka_28, topic, 30)
     assert len(consumed) == 30
+
+
+@pytest.fixture(scope="module")
+def kafka_39():
+    process = start_broker(extra_args=("--as-version", "3.9"))
+    yield process
+    process.stop()
+
+
+def test_a_3_9_cluster_does_not_know_the_kip_1269_configs(kafka_39):
+    from minibroker.protocol.messages import (
+        CreateTopicsRequest,
+        DescribeConfigsRequest,
+        IncrementalAlterConfigsRequest,
+    )
+
+    topic = unique_topic("kip1269-unknown")
+    with WireClient(kafka_39.host, kafka_39.port) as wire:
+        refused = wire.request(CreateTopicsRequest(topics=[CreateTopicsRequest.CreatableTopic(
+            name=topic, num_partitions=1, replication_factor=1, assignments=[],
+            configs=[CreateTopicsRequest.CreatableTopic.CreatableTopicConfig(
+                name="producer.state.batches.to.retain", value="20")])], timeout_ms=5000, validate_only=False), 7)
+        assert refused.topics[0].error_code == 40  # INVALID_CONFIG, as for any unknown topic config
+        assert "Unknown topic config name: producer.state.batches.to.retain" in refused.topics[0].error_message
+        create_topic(wire, topic)
+        resources = [DescribeConfigsRequest.DescribeConfigsResource(resource_type=2, resource_name=topic,
+                                                                    configuration_keys=None),
+                     DescribeConfigsRequest.DescribeConfigsResource(resource_type=4, resource_name="0",
+                                                                    configuration_keys=None)]
+        described = wire.request(DescribeConfigsRequest(resources=resources, include_synonyms=False,
+                                                        include_documentation=False), 4)
+        names = {c.name for r in described.results for c in r.configs}
+        assert "retention.ms" in names and "log.retention.ms" in names
+        assert not names & {"producer.state.batches.to.retain", "log.producer.state.batches.to.retain"}
+        alter = IncrementalAlterConfigsRequest.AlterConfigsResource
+        altered = wire.request(IncrementalAlterConfigsRequest(resources=[alter(
+            resource_type=2, resource_name=topic, configs=[alter.AlterableConfig(
+                name="producer.state.batches.to.retain", config_operation=0, value="20")])],
+            validate_only=False), 1)
+        assert altered.responses[0].error_code == 40
