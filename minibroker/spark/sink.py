@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
+from kafka.partitioner.default import murmur2 as kafka_murmur2
 from pyspark.sql.datasource import DataSourceArrowWriter, DataSourceStreamArrowWriter, WriterCommitMessage
 from pyspark.sql.types import ArrayType, BinaryType, IntegerType, LongType, StringType, StructType
 
@@ -47,28 +48,8 @@ class KafkaCommitMessage(WriterCommitMessage):
 
 
 def murmur2(data: bytes) -> int:
-    """Kafka's murmur2 hash (signed 32-bit), as its default partitioner computes it for keys."""
-    m = 0x5BD1E995
-    length = len(data)
-    h = (0x9747B28C ^ length) & 0xFFFFFFFF
-    whole = length - length % 4
-    for i in range(0, whole, 4):
-        k = int.from_bytes(data[i:i + 4], "little")
-        k = (k * m) & 0xFFFFFFFF
-        k ^= k >> 24
-        k = (k * m) & 0xFFFFFFFF
-        h = ((h * m) & 0xFFFFFFFF) ^ k
-    rest = length % 4
-    if rest == 3:
-        h ^= data[whole + 2] << 16
-    if rest >= 2:
-        h ^= data[whole + 1] << 8
-    if rest >= 1:
-        h ^= data[whole]
-        h = (h * m) & 0xFFFFFFFF
-    h ^= h >> 13
-    h = (h * m) & 0xFFFFFFFF
-    h ^= h >> 15
+    """Kafka's murmur2 hash (signed 32-bit, as Java's Utils.murmur2), from kafka-python's partitioner."""
+    h = int(kafka_murmur2(data))
     return h - (1 << 32) if h & 0x80000000 else h
 
 
