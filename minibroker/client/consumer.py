@@ -269,7 +269,7 @@ async def fetch_range(client: KafkaClient, topic: str, partition: int, start: in
         if isolation_level == READ_COMMITTED:
             aborted.add(part.aborted_transactions)
         data = part.records or b""
-        spans = _complete_batches(data)
+        spans = records.split_batches(data, partial_tail=True)
         if not spans:
             # the long poll ran out with nothing new: the range reaches past what is readable yet
             if (time.monotonic() - last_progress) * 1000 > poll_timeout_ms:
@@ -301,18 +301,3 @@ async def fetch_range(client: KafkaClient, topic: str, partition: int, start: in
         pending.cancel()
     if len(columns):
         yield columns
-
-
-def _complete_batches(data: bytes) -> list[tuple[int, int]]:
-    """(start, end) of each whole batch; a truncated last batch (Kafka may send one) is left out."""
-    spans = []
-    pos = 0
-    size = len(data)
-    while size - pos >= records.LOG_OVERHEAD:
-        length = int.from_bytes(data[pos + 8:pos + 12], "big", signed=True)
-        batch_end = pos + records.LOG_OVERHEAD + length
-        if length < records.HEADER_SIZE - records.LOG_OVERHEAD or batch_end > size:
-            break
-        spans.append((pos, batch_end))
-        pos = batch_end
-    return spans

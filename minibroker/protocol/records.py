@@ -111,13 +111,19 @@ def read_header(data: bytes | bytearray | memoryview, pos: int = 0) -> BatchHead
     return BatchHeader(*_HEADER.unpack_from(data, pos))
 
 
-def split_batches(data: bytes | bytearray | memoryview) -> list[tuple[int, int]]:
-    """(start, end) of each batch in a record set; refuses a truncated tail."""
+def split_batches(data: bytes | bytearray | memoryview, partial_tail: bool = False) -> list[tuple[int, int]]:
+    """(start, end) of each batch in a record set; refuses a truncated tail.
+
+    With `partial_tail` a truncated last batch is left out instead (a Fetch answer
+    may end with part of a batch that did not fit its size limit).
+    """
     spans = []
     pos = 0
     size = len(data)
     while pos < size:
         if size - pos < LOG_OVERHEAD + 5:
+            if partial_tail:
+                break
             raise KafkaError(ErrorCode.CORRUPT_MESSAGE, "Truncated record batch")
         (batch_length,) = struct.unpack_from(">i", data, pos + 8)
         magic = data[pos + 16]
@@ -125,6 +131,8 @@ def split_batches(data: bytes | bytearray | memoryview) -> list[tuple[int, int]]
             raise KafkaError(ErrorCode.INVALID_RECORD, f"Unsupported record batch magic {magic}; only v2 is accepted")
         end = pos + LOG_OVERHEAD + batch_length
         if batch_length < HEADER_SIZE - LOG_OVERHEAD or end > size:
+            if partial_tail:
+                break
             raise KafkaError(ErrorCode.CORRUPT_MESSAGE, f"Record batch length {batch_length} is invalid")
         spans.append((pos, end))
         pos = end
