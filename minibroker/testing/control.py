@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..apis import API_MODULES, produce
+from ..apis.dispatch import Adjust
 from ..protocol.errors import ErrorCode
 from ..protocol.messages import REQUESTS, RESPONSES
 
@@ -44,8 +45,6 @@ API_KEYS: dict[str, int] = {module.__name__.rsplit(".", 1)[1]: key for key, modu
 ACTIONS = ("error", "delay", "drop")
 
 TopicPartition = tuple[str, int]
-# (api key, version, decoded request) -> (an answer to send instead, or None; a hook to adjust the answer)
-Adjust = Callable[[int, int, Any], tuple[Any, Callable[[Any], None] | None]]
 
 
 def api_key_of(api: str | int) -> int:
@@ -109,9 +108,10 @@ class Rule:
             return False
         if self.topic is None:
             return True
-        return any(self._covers(tp) for tp in ticket.partitions)
+        return any(self.covers(tp) for tp in ticket.partitions)
 
-    def _covers(self, tp: TopicPartition) -> bool:
+    def covers(self, tp: TopicPartition) -> bool:
+        """Whether the rule's topic/partition filter takes in this partition."""
         return tp[0] == self.topic and (self.partition is None or tp[1] == self.partition)
 
     def fire(self) -> bool:
@@ -250,7 +250,7 @@ class Control:
                         self._most[key] = now
         for rule in list(self.rules):
             if rule.action == "error" and rule.matches(ticket) and rule.fire():
-                covered = None if rule.topic is None else [tp for tp in ticket.partitions if rule._covers(tp)]
+                covered = None if rule.topic is None else [tp for tp in ticket.partitions if rule.covers(tp)]
                 ticket.errors.append((rule, covered))
                 self._forget_if_spent(rule)
         return ticket
