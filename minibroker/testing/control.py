@@ -334,9 +334,6 @@ class Control:
         """Keep a held answer until its partitions are released."""
         self._held.append((ticket.partitions, send))
 
-    def forget_parked(self, send: Callable[[], None]) -> None:
-        self._held = [entry for entry in self._held if entry[1] is not send]
-
     def _still_held(self, partitions: list[TopicPartition]) -> bool:
         return any(tp in self._holding for tp in partitions)
 
