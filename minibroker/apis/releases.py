@@ -10,8 +10,9 @@ Sources: for 3.9, 4.0, 4.1 and 4.2 the `validVersions` of each request
 (unstable versions removed) at the release tags, from the project's reference
 notes (../shared/reference/broker-semantics.md §1.2); for 2.8 and for the
 reassignment, election and OffsetDelete APIs the ApiVersions ranges recorded
-from real brokers in kafka-python's `kafka/protocol/broker_version_data.py`. Kafka 4 advertises Produce from v0 although it refuses v0-2
-(KAFKA-18659), as `produce.ADVERTISED_MIN_VERSION` does.
+from real brokers in kafka-python's `kafka/protocol/broker_version_data.py`.
+Kafka 4 advertises Produce from v0 although it refuses v0-2 (KAFKA-18659),
+as `produce.ADVERTISED_MIN_VERSION` does.
 """
 
 from __future__ import annotations
