@@ -46,15 +46,22 @@ def handle(request: FetchRequest, ctx: RequestContext) -> FetchResponse | Pendin
     def build() -> FetchResponse:
         return _build_response(request, ctx, targets)
 
-    if request.max_wait_ms <= 0 or _bytes_ready(ctx, targets, request) >= max(request.min_bytes, 1):
+    min_bytes = max(request.min_bytes, 1)
+    ready = _bytes_ready(ctx, targets, request)
+    if request.max_wait_ms <= 0 or ready >= min_bytes:
         return build()
+    # Built when the server sends it (Pending), so it reads the log as it is then.
     pending = Pending(build, cluster.clock.now_ms() + request.max_wait_ms)
-    needed = max(request.min_bytes, 1) - _bytes_ready(ctx, targets, request)
-    arrived = [0]
+    arrived = [ready]
 
     def on_append(size: int) -> None:
-        arrived[0] += size
-        if arrived[0] >= needed:
+        if request.isolation_level == READ_COMMITTED:
+            # as Kafka's DelayedFetch: only bytes below the last stable offset count, so an append
+            # inside an open transaction does not wake the fetch, and its commit marker does
+            arrived[0] = _bytes_ready(ctx, targets, request)
+        else:
+            arrived[0] += size
+        if arrived[0] >= min_bytes:
             pending.complete()
 
     for _topic_req, _part_req, partition, error in targets:

@@ -346,6 +346,7 @@ class Cluster:
         base_offset = log.append(batch, header)
         window = self.batches_to_retain(partition)
         partition.producer_state.commit_append(header, base_offset, stored_timestamp, window)
+        log.announce_append(len(batch))  # only now: a woken read_committed fetch must see the open transaction
         return AppendResult(base_offset, log_append_time, log.log_start_offset)
 
     @staticmethod
@@ -412,6 +413,7 @@ class Cluster:
                                                        now))
         offset = partition.log.append(batch, records.read_header(batch))
         partition.producer_state.complete_txn(producer_id, producer_epoch, coordinator_epoch, offset, now, committed)
+        partition.log.announce_append(len(batch))  # the LSO has moved: wake read_committed fetches
         return offset
 
     def last_stable_offset(self, partition: Partition) -> int:

@@ -86,9 +86,7 @@ class Member:
     assignment: bytes = b""
     session_deadline_ms: int = 0
     join_waiter: Pending | None = None
-    join_result: JoinResult | None = None
     sync_waiter: Pending | None = None
-    sync_result: SyncResult | None = None
 
     def metadata_for(self, protocol: str | None) -> bytes:
         return next((meta for name, meta in self.protocols if name == protocol), b"")
@@ -335,9 +333,8 @@ class GroupCoordinator:
         if member.join_waiter is not None and not member.join_waiter.done:
             # a member re-sending JoinGroup while one is outstanding: answer the old one first
             self._answer_join(member, JoinResult(ErrorCode.UNKNOWN_MEMBER_ID, member.member_id))
-        member.join_result = None
-        waiter = Pending(lambda: member.join_result or JoinResult(ErrorCode.REBALANCE_IN_PROGRESS,
-                                                                   member.member_id),
+        # answered with its result by _answer_join; a wait that reaches its deadline is told to rejoin
+        waiter = Pending(lambda: JoinResult(ErrorCode.REBALANCE_IN_PROGRESS, member.member_id),
                          self.clock.now_ms() + member.rebalance_timeout_ms + _WAIT_MARGIN_MS)
         member.join_waiter = waiter
         return waiter
@@ -347,16 +344,14 @@ class GroupCoordinator:
         waiter = member.join_waiter
         member.join_waiter = None
         if waiter is not None and not waiter.done:
-            member.join_result = result
-            waiter.complete()
+            waiter.complete(result)
 
     @staticmethod
     def _answer_sync(member: Member, result: SyncResult) -> None:
         waiter = member.sync_waiter
         member.sync_waiter = None
         if waiter is not None and not waiter.done:
-            member.sync_result = result
-            waiter.complete()
+            waiter.complete(result)
 
     def _prepare_rebalance(self, group: Group) -> None:
         if group.state is GroupState.COMPLETING_REBALANCE:
@@ -396,7 +391,6 @@ class GroupCoordinator:
         group.rebalance_deadline_ms = now + group.rebalance_timeout_ms()
         for member in group.members.values():
             member.assignment = b""
-            member.sync_result = None
             self._touch(member)
             self._answer_join(member, self._generation_result(
                 group, member, include_members=member.member_id == group.leader_id))
@@ -446,8 +440,7 @@ class GroupCoordinator:
             return SyncResult(ErrorCode.NONE, group.protocol_type, group.protocol_name, member.assignment)
         if group.state is not GroupState.COMPLETING_REBALANCE:
             return SyncResult(ErrorCode.UNKNOWN_MEMBER_ID)
-        member.sync_result = None
-        waiter = Pending(lambda: member.sync_result or SyncResult(ErrorCode.REBALANCE_IN_PROGRESS),
+        waiter = Pending(lambda: SyncResult(ErrorCode.REBALANCE_IN_PROGRESS),
                          self.clock.now_ms() + member.session_timeout_ms + _WAIT_MARGIN_MS)
         member.sync_waiter = waiter
         if member_id == group.leader_id:

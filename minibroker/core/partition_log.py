@@ -39,7 +39,7 @@ class PartitionLog:
         return self.log_end_offset
 
     def watch(self, callback: Callable[[int], None]) -> Callable[[], None]:
-        """Call `callback(appended_bytes)` after every append; returns the unwatch function."""
+        """Call `callback(appended_bytes)` after every announced append; returns the unwatch function."""
         self._watchers.append(callback)
 
         def unwatch() -> None:
@@ -49,7 +49,11 @@ class PartitionLog:
         return unwatch
 
     def append(self, batch: bytearray, header: records.BatchHeader) -> int:
-        """Assign offsets to a validated batch, store it, and return its base offset."""
+        """Assign offsets to a validated batch, store it, and return its base offset.
+
+        Watchers are not woken here: the caller finishes the append's producer-state and
+        transaction bookkeeping first, then calls `announce_append`.
+        """
         base_offset = self.log_end_offset
         records.patch_base_offset(batch, base_offset, self.leader_epoch)
         self.batches.append(batch)
@@ -58,9 +62,12 @@ class PartitionLog:
         self.max_timestamps.append(header.max_timestamp)
         self.log_end_offset = base_offset + header.last_offset_delta + 1
         self.size_bytes += len(batch)
-        for watcher in list(self._watchers):
-            watcher(len(batch))
         return base_offset
+
+    def announce_append(self, appended_bytes: int) -> None:
+        """Wake the watchers (parked fetches) once an append and all its state changes are done."""
+        for watcher in list(self._watchers):
+            watcher(appended_bytes)
 
     def _first_index_at_or_after(self, offset: int) -> int:
         """Index of the batch that holds `offset`, or of the first batch after it."""

@@ -70,11 +70,14 @@ def test_offset_for_timestamp_finds_first_record_at_or_after():
     assert log.max_timestamp_offset() == (9, 204)
 
 
-def test_watchers_hear_appends_until_unwatched():
+def test_watchers_hear_announced_appends_until_unwatched():
     log = PartitionLog("t", 0)
     heard: list[int] = []
     unwatch = log.watch(heard.append)
     append(log, 1)
+    assert heard == []  # the append's owner announces it once its state changes are done
+    log.announce_append(70)
     unwatch()
     append(log, 1)
-    assert len(heard) == 1
+    log.announce_append(70)
+    assert heard == [70]
