@@ -16,7 +16,7 @@ from typing import Any
 from ..core.cluster import Cluster, Node
 from ..core.pending import Pending
 from ..protocol.errors import KafkaError
-from ..protocol.messages import REQUESTS, RESPONSES
+from ..protocol.messages import REQUESTS, RESPONSES, MalformedRequest, decode_request, request_parse_error
 from . import API_MODULES, api_versions
 from .context import CloseConnection, RequestContext
 
@@ -134,11 +134,11 @@ def handle_frame(frame: memoryview, cluster: Cluster, node: Node, client_host: s
         raise CloseConnection(
             f"Received request api key {header.api_key} with version {header.api_version} which is not enabled"
         )
-    request_class = REQUESTS[header.api_key]
     try:
-        request = request_class.decode(frame[header.body_offset :], version=header.api_version)
-    except Exception as exc:  # the engine raises assorted errors on malformed bodies
-        raise CloseConnection(f"Error reading request body of api key {header.api_key}: {exc!r}") from exc
+        request = decode_request(header.api_key, header.api_version, frame[header.body_offset :])
+    except MalformedRequest as exc:
+        # Kafka's SocketServer closes the connection when RequestContext.parseRequest throws
+        raise CloseConnection(request_parse_error(header.api_key, header.api_version, str(exc))) from exc
     ctx = RequestContext(cluster, node, header.api_key, header.api_version, header.correlation_id, header.client_id,
                          client_host)
     finish = None

@@ -8,9 +8,11 @@ and never answers Produce v14.
 
 Sources: for 3.9, 4.0, 4.1 and 4.2 the `validVersions` of each request
 (unstable versions removed) at the release tags, from the project's reference
-notes (../shared/reference/broker-semantics.md §1.2); for 2.8 and for the
-reassignment, election and OffsetDelete APIs the ApiVersions ranges recorded
-from real brokers in kafka-python's `kafka/protocol/broker_version_data.py`.
+notes (../shared/reference/broker-semantics.md §1.2); for 2.8, and for the
+reassignment, election, OffsetDelete, ACL and DescribeLogDirs APIs at every
+release, the ApiVersions ranges recorded from real brokers in kafka-python's
+`kafka/protocol/broker_version_data.py` (DescribeLogDirs v5, IsCordoned, came
+with 4.3, so only `latest` serves it).
 Kafka 4 advertises Produce from v0 although it refuses v0-2 (KAFKA-18659),
 as `produce.ADVERTISED_MIN_VERSION` does.
 """
@@ -25,8 +27,10 @@ LATEST = "latest"
 _STABLE = {
     12: (0, 4),    # Heartbeat
     14: (0, 5),    # SyncGroup
+    17: (0, 1),    # SaslHandshake (advertised on every listener, SASL or not)
     21: (0, 2),    # DeleteRecords
     33: (0, 2),    # AlterConfigs
+    36: (0, 2),    # SaslAuthenticate
     37: (0, 3),    # CreatePartitions
     42: (0, 2),    # DeleteGroups (v3 is trunk only)
     43: (0, 2),    # ElectLeaders
@@ -40,21 +44,24 @@ _KAFKA_2_8 = {
     **_STABLE,
     0: (0, 9), 1: (0, 12), 2: (0, 6), 3: (0, 11), 8: (0, 8), 9: (0, 7), 10: (0, 3), 11: (0, 7), 13: (0, 4),
     15: (0, 5), 16: (0, 4), 18: (0, 3), 19: (0, 7), 20: (0, 6), 22: (0, 4), 23: (0, 4), 24: (0, 3), 25: (0, 3),
-    26: (0, 3), 28: (0, 3), 32: (0, 4), 45: (0, 0), 60: (0, 0),
+    26: (0, 3), 28: (0, 3), 29: (0, 2), 30: (0, 2), 31: (0, 2), 32: (0, 4), 35: (0, 2), 45: (0, 0),
+    60: (0, 0),
 }
 
 _KAFKA_3_9 = {
     **_STABLE,
     0: (0, 11), 1: (0, 17), 2: (0, 9), 3: (0, 12), 8: (0, 9), 9: (0, 9), 10: (0, 6), 11: (0, 9), 13: (0, 5),
     15: (0, 5), 16: (0, 5), 18: (0, 4), 19: (0, 7), 20: (0, 6), 22: (0, 5), 23: (0, 4), 24: (0, 5), 25: (0, 4),
-    26: (0, 4), 28: (0, 4), 32: (0, 4), 45: (0, 0), 60: (0, 1), 65: (0, 0), 66: (0, 1), 75: (0, 0),
+    26: (0, 4), 28: (0, 4), 29: (0, 3), 30: (0, 3), 31: (0, 3), 32: (0, 4), 35: (0, 4), 45: (0, 0),
+    60: (0, 1), 65: (0, 0), 66: (0, 1), 75: (0, 0),
 }
 
 # Kafka 4.0 removed the oldest versions of many APIs (KIP-896).
 _KAFKA_4_0 = {
     **_KAFKA_3_9,
     0: (0, 12), 1: (4, 17), 2: (1, 10), 3: (0, 13), 8: (2, 9), 9: (1, 9), 15: (0, 6), 19: (2, 7), 20: (1, 6),
-    23: (2, 4), 26: (0, 5), 28: (0, 5), 32: (1, 4), 60: (0, 2),
+    23: (2, 4), 26: (0, 5), 28: (0, 5), 29: (1, 3), 30: (1, 3), 31: (1, 3), 32: (1, 4), 35: (1, 4),
+    60: (0, 2),
 }
 
 _KAFKA_4_1 = {**_KAFKA_4_0, 0: (0, 13), 1: (4, 18), 45: (0, 1), 66: (0, 2)}

@@ -2,11 +2,15 @@
 
 kafka-python's schema engine compiles Kafka's JSON definitions; it bundles
 Kafka's files, and `schemas/` (installed as `minibroker.schemas`) adds the ones
-we extend, such as Produce v14 for KIP-1269.
+we extend, such as Produce v14 for KIP-1269. `decode_request` reads a request
+body as Kafka's generated readers do, refusing a null where the definition
+allows none.
 """
 
 from __future__ import annotations
 
+import functools
+import re
 from typing import Any
 
 from kafka.protocol.admin import (
@@ -14,18 +18,26 @@ from kafka.protocol.admin import (
     AlterConfigsResponse,
     AlterPartitionReassignmentsRequest,
     AlterPartitionReassignmentsResponse,
+    CreateAclsRequest,
+    CreateAclsResponse,
     CreatePartitionsRequest,
     CreatePartitionsResponse,
     CreateTopicsRequest,
     CreateTopicsResponse,
+    DeleteAclsRequest,
+    DeleteAclsResponse,
     DeleteRecordsRequest,
     DeleteRecordsResponse,
     DeleteTopicsRequest,
     DeleteTopicsResponse,
+    DescribeAclsRequest,
+    DescribeAclsResponse,
     DescribeClusterRequest,
     DescribeClusterResponse,
     DescribeConfigsRequest,
     DescribeConfigsResponse,
+    DescribeLogDirsRequest,
+    DescribeLogDirsResponse,
     DescribeProducersRequest,
     DescribeProducersResponse,
     ElectLeadersRequest,
@@ -90,6 +102,12 @@ from kafka.protocol.producer import (
     InitProducerIdResponse,
     TxnOffsetCommitRequest,
     TxnOffsetCommitResponse,
+)
+from kafka.protocol.sasl import (
+    SaslAuthenticateRequest,
+    SaslAuthenticateResponse,
+    SaslHandshakeRequest,
+    SaslHandshakeResponse,
 )
 
 import minibroker.schemas as _schemas
@@ -166,7 +184,135 @@ MESSAGE_PAIRS: list[tuple[Any, Any]] = [
     (ElectLeadersRequest, ElectLeadersResponse),
     (AlterPartitionReassignmentsRequest, AlterPartitionReassignmentsResponse),
     (ListPartitionReassignmentsRequest, ListPartitionReassignmentsResponse),
+    (DescribeLogDirsRequest, DescribeLogDirsResponse),
+    (DescribeAclsRequest, DescribeAclsResponse),
+    (CreateAclsRequest, CreateAclsResponse),
+    (DeleteAclsRequest, DeleteAclsResponse),
+    (SaslHandshakeRequest, SaslHandshakeResponse),
+    (SaslAuthenticateRequest, SaslAuthenticateResponse),
 ]
 
 REQUESTS: dict[int, Any] = {req.API_KEY: req for req, _ in MESSAGE_PAIRS}
 RESPONSES: dict[int, Any] = {resp.API_KEY: resp for _, resp in MESSAGE_PAIRS}
+
+
+# --- reading a request body as Kafka's generated readers do -------------------------------------
+
+_MAX_STRING_LENGTH = 0x7FFF  # a string's length is an int16 on the wire; compact lengths must stay below it
+_BYTE_TYPES = ("string", "bytes", "records")
+
+
+class MalformedRequest(ValueError):
+    """A request body Kafka's generated reader (`<Name>RequestData.read`) would throw on."""
+
+
+def api_name(api_key: int) -> str:
+    """The API's name as Kafka's `ApiKeys` enum spells it (PRODUCE, DESCRIBE_LOG_DIRS, ...)."""
+    name = REQUESTS[api_key].__name__.removesuffix("Request")
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).upper()
+
+
+def request_parse_error(api_key: int, api_version: int, cause: str) -> str:
+    """The text Kafka's `RequestContext.parseRequest` gives a request it cannot read, with the cause."""
+    return f"Error getting request for apiKey: {api_name(api_key)}, apiVersion: {api_version}: {cause}"
+
+
+def decode_request(api_key: int, api_version: int, body: Any) -> Any:
+    """Decode a request body; MalformedRequest where Kafka's reader throws, nulls in non-nullable fields included.
+
+    kafka-python's engine reads a -1 length as None whatever the schema says; Kafka's
+    generated readers throw "non-nullable field X was serialized as null" instead, and the
+    broker closes the connection (SocketServer). The check is driven by each field's
+    `nullableVersions` in the JSON definition, so it covers every API in one place.
+    """
+    request_class = REQUESTS[api_key]
+    try:
+        request = request_class.decode(body, version=api_version)
+    except Exception as exc:  # the engine raises assorted errors on malformed bodies
+        raise MalformedRequest(f"{type(exc).__name__}: {exc}") from exc
+    _check_fields(request, _read_checks(request_class, api_version))
+    return request
+
+
+# One check per field that may hold what Kafka's reader refuses: (attribute, Kafka's field name, kind,
+# nullable, nested checks). Kinds: a string/bytes value, an array of them, an array of other
+# primitives, a struct, an array of structs.
+_VALUE, _VALUE_ARRAY, _ARRAY, _STRUCT, _STRUCT_ARRAY = range(5)
+_Check = tuple[str, str, int, bool, tuple[Any, ...]]
+
+
+def _in_versions(spec: str | None, version: int) -> bool:
+    if spec is None or spec.strip() in ("", "none"):
+        return False
+    spec = spec.strip()
+    if spec.endswith("+"):
+        return version >= int(spec[:-1])
+    low, _, high = spec.partition("-")
+    return int(low) <= version <= int(high or low)
+
+
+@functools.cache
+def _read_checks(request_class: Any, version: int) -> tuple[_Check, ...]:
+    flexible = bool(request_class.flexible_version_q(version))
+    return _field_checks(request_class.json["fields"], version, flexible)
+
+
+def _field_checks(fields: list[dict[str, Any]], version: int, flexible: bool) -> tuple[_Check, ...]:
+    checks: list[_Check] = []
+    for field in fields:
+        if not _in_versions(field.get("versions"), version):
+            continue
+        json_name: str = field["name"]
+        attr = re.sub(r"(?<!^)(?=[A-Z])", "_", json_name).lower()  # the engine's attribute name
+        kafka_name = json_name[0].lower() + json_name[1:]  # the Java field name in Kafka's messages
+        nullable = _in_versions(field.get("nullableVersions"), version)
+        type_str: str = field["type"]
+        inner = type_str.removeprefix("[]")
+        if "fields" in field:
+            nested = _field_checks(field["fields"], version, flexible)
+            if type_str.startswith("[]"):
+                if not nullable or nested:
+                    checks.append((attr, kafka_name, _STRUCT_ARRAY, nullable, nested))
+            elif nested:  # a struct is None only where the engine allows it (nullable, or an absent tag)
+                checks.append((attr, kafka_name, _STRUCT, True, nested))
+        elif type_str.startswith("[]"):
+            if inner in _BYTE_TYPES:  # elements of a string array are never nullable
+                checks.append((attr, kafka_name, _VALUE_ARRAY, nullable, (inner == "string" and flexible,)))
+            elif not nullable:
+                checks.append((attr, kafka_name, _ARRAY, nullable, ()))
+        elif type_str in _BYTE_TYPES:
+            long_possible = type_str == "string" and flexible
+            if not nullable or long_possible:
+                checks.append((attr, kafka_name, _VALUE, nullable, (long_possible,)))
+    return tuple(checks)
+
+
+def _check_string_length(value: str, kafka_name: str, what: str) -> None:
+    # only a compact (varint) length can exceed an int16; most strings are far shorter than the bound
+    if len(value) > _MAX_STRING_LENGTH // 4:
+        length = len(value.encode())
+        if length > _MAX_STRING_LENGTH:
+            raise MalformedRequest(f"string field {kafka_name}{what} had invalid length {length}")
+
+
+def _check_fields(message: Any, checks: tuple[_Check, ...]) -> None:
+    for attr, kafka_name, kind, nullable, nested in checks:
+        value = getattr(message, attr)
+        if value is None:
+            if not nullable:
+                raise MalformedRequest(f"non-nullable field {kafka_name} was serialized as null")
+            continue
+        if kind == _VALUE:
+            if nested[0]:
+                _check_string_length(value, kafka_name, "")
+        elif kind == _VALUE_ARRAY:
+            for element in value:
+                if element is None:
+                    raise MalformedRequest(f"non-nullable field {kafka_name} element was serialized as null")
+                if nested[0]:
+                    _check_string_length(element, kafka_name, " element")
+        elif kind == _STRUCT:
+            _check_fields(value, nested)
+        elif kind == _STRUCT_ARRAY:
+            for element in value:
+                _check_fields(element, nested)

@@ -179,9 +179,10 @@ class KafkaConnection(asyncio.BufferedProtocol):
         except KafkaError as exc:
             self._close(f"refused: {exc.code.name}: {exc.message}")
             return
-        except Exception:
-            log.exception("request from %s failed; closing the connection", self.peer)
-            self._close("internal error")
+        except Exception as exc:
+            # one line at INFO like every close; the traceback only with --log-level DEBUG
+            log.debug("request from %s failed", self.peer, exc_info=True)
+            self._close(f"internal error: {type(exc).__name__}: {exc}")
             return
         if self.control is not None and ticket is not None and not isinstance(outcome, NoReply):
             rule = self.control.after_handling(ticket)
@@ -240,9 +241,9 @@ class KafkaConnection(asyncio.BufferedProtocol):
             return
         try:
             data = deferred.encode(deferred.pending.result())
-        except Exception:
-            log.exception("building a deferred response for %s failed", self.peer)
-            self._close("internal error")
+        except Exception as exc:
+            log.debug("building a deferred response for %s failed", self.peer, exc_info=True)
+            self._close(f"internal error: {type(exc).__name__}: {exc}")
             return
         self._respond(data)
         while self._backlog and not self._waiting and not self._closed:

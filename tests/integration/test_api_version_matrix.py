@@ -18,14 +18,18 @@ from minibroker.protocol.messages import (
     AlterConfigsRequest,
     AlterPartitionReassignmentsRequest,
     ApiVersionsRequest,
+    CreateAclsRequest,
     CreatePartitionsRequest,
     CreateTopicsRequest,
+    DeleteAclsRequest,
     DeleteGroupsRequest,
     DeleteRecordsRequest,
     DeleteTopicsRequest,
+    DescribeAclsRequest,
     DescribeClusterRequest,
     DescribeConfigsRequest,
     DescribeGroupsRequest,
+    DescribeLogDirsRequest,
     DescribeProducersRequest,
     DescribeTopicPartitionsRequest,
     DescribeTransactionsRequest,
@@ -48,6 +52,8 @@ from minibroker.protocol.messages import (
     OffsetFetchRequest,
     OffsetForLeaderEpochRequest,
     ProduceRequest,
+    SaslAuthenticateRequest,
+    SaslHandshakeRequest,
     SyncGroupRequest,
     TxnOffsetCommitRequest,
 )
@@ -152,6 +158,31 @@ def add_partitions_errors(response: Any) -> list[int]:
     return [0 if p.partition_error_code in UNKNOWN_TXN else p.partition_error_code
             for t in topics for p in t.results_by_partition]
 
+# ResourceType, PatternType, AclOperation and AclPermissionType codes
+ANY, TOPIC, LITERAL, READ, ALLOW = 1, 2, 3, 3, 3
+# with no authorizer every ACL API answers SECURITY_DISABLED; on a PLAINTEXT listener SASL is ILLEGAL_SASL_STATE
+NO_AUTHORIZER = {ErrorCode.SECURITY_DISABLED}
+NOT_SASL = {ErrorCode.ILLEGAL_SASL_STATE}
+
+
+def create_acls(env: Env, v: int) -> Any:
+    return CreateAclsRequest(creations=[CreateAclsRequest.AclCreation(
+        resource_type=TOPIC, resource_name=env.topic, resource_pattern_type=LITERAL, principal="User:matrix",
+        host="*", operation=READ, permission_type=ALLOW)])
+
+
+def delete_acls(env: Env, v: int) -> Any:
+    return DeleteAclsRequest(filters=[DeleteAclsRequest.DeleteAclsFilter(
+        resource_type_filter=ANY, resource_name_filter=None, pattern_type_filter=ANY, principal_filter=None,
+        host_filter=None, operation=ANY, permission_type=ANY)])
+
+
+def describe_log_dirs_errors(response: Any) -> list[int]:
+    """The top-level error (v3+; 0 before), each log dir's, and 1 unless both partitions are described."""
+    partitions = [p.partition_index for r in response.results for t in r.topics for p in t.partitions]
+    return [response.error_code] + [r.error_code for r in response.results] + [int(sorted(partitions) != [0, 1])]
+
+
 BUILDERS: dict[int, tuple[Callable[[Env, int], Any], Callable[[Any], list[int]]]] = {
     0: (produce, lambda r: [p.error_code for t in r.responses for p in t.partition_responses]),
     1: (fetch, lambda r: [p.error_code for t in r.responses for p in t.partitions]),
@@ -246,6 +277,19 @@ BUILDERS: dict[int, tuple[Callable[[Env, int], Any], Callable[[Any], list[int]]]
         lambda r: [r.error_code] + [p.error_code for t in r.responses for p in t.partitions]),
     46: (lambda env, v: ListPartitionReassignmentsRequest(timeout_ms=1000, topics=None),
          lambda r: [r.error_code]),
+    35: (lambda env, v: DescribeLogDirsRequest(topics=[DescribeLogDirsRequest.DescribableLogDirTopic(
+        topic=env.topic, partitions=[0, 1])]),
+        describe_log_dirs_errors),
+    29: (lambda env, v: DescribeAclsRequest(resource_type_filter=ANY, resource_name_filter=None,
+                                            pattern_type_filter=ANY, principal_filter=None, host_filter=None,
+                                            operation=ANY, permission_type=ANY),
+         lambda r: [0 if r.error_code in NO_AUTHORIZER else r.error_code]),
+    30: (create_acls, lambda r: [0 if x.error_code in NO_AUTHORIZER else x.error_code for x in r.results]),
+    31: (delete_acls, lambda r: [0 if x.error_code in NO_AUTHORIZER else x.error_code for x in r.filter_results]),
+    17: (lambda env, v: SaslHandshakeRequest(mechanism="PLAIN"),
+         lambda r: [0 if r.error_code in NOT_SASL else r.error_code]),
+    36: (lambda env, v: SaslAuthenticateRequest(auth_bytes=b"\x00matrix\x00secret"),
+         lambda r: [0 if r.error_code in NOT_SASL else r.error_code]),
 }
 
 CASES = [(key, version) for key, module in sorted(API_MODULES.items())
