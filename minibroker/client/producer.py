@@ -1,16 +1,27 @@
 """An idempotent asyncio producer that discovers each partition's KIP-1269 window.
 
-A batch is sent only when its partition has fewer batches in flight than the
-partition's limit *and* its connection has fewer requests in flight than
-`max_in_flight_requests_per_connection`. The partition limit starts at 5,
-becomes the ProducerStateBatchesToRetain value of each Produce v14 answer for
-that partition (5 when absent), and falls back to 5 when the partition's
-leader changes, until the new leader answers.
+Each partition has a window: the ProducerStateBatchesToRetain value of the
+last Produce v14 answer for it (5 before v14 or when absent, and 5 again after
+the partition's leader changes, until the new leader answers). The partition's
+limit is the smaller of that window and `max_in_flight_requests_per_connection`.
+
+A batch is unacknowledged from its first send until it is answered with
+success or fails for good; a batch waiting to be retried is still
+unacknowledged. A batch is sent only when its distance from the oldest
+unacknowledged batch of its partition (counted in batches, in sequence order)
+is below the partition's limit, and its connection has fewer requests in
+flight than `max_in_flight_requests_per_connection`. The broker appends at
+most limit - 1 batches after the oldest unacknowledged one, so it still
+retains every batch this producer may retry, and answers a retried duplicate
+with its original offset instead of OUT_OF_ORDER_SEQUENCE_NUMBER.
 
 Retries keep each partition's order as Kafka's producer does: a batch keeps
 its sequence numbers for life, and a batch being retried is sent again only
-when no batch before it is in flight, so the broker sees sequences in order
-and answers retained duplicates with their original offsets.
+when no batch before it is in flight, and before any later batch
+(RecordAccumulator.shouldStopDrainBatchesForPartition).
+
+Records without an explicit partition are partitioned as the Java client does
+(see `partitioner`): by murmur2 of the key, keyless ones sticky.
 """
 
 from __future__ import annotations
@@ -27,6 +38,7 @@ from ..protocol.errors import ErrorCode, KafkaError
 from ..protocol.messages import InitProducerIdRequest, ProduceRequest
 from .client import KafkaClient
 from .connection import BrokerConnection, ConnectionClosed
+from .partitioner import StickyPartitioner, key_partition
 from .transactions import TransactionHandle, add_partitions_to_txn, end_transaction, init_producer_id
 
 DEFAULT_BATCHES_TO_RETAIN = 5
@@ -67,6 +79,7 @@ class ProducerBatch:
     futures: list[asyncio.Future[RecordMetadata]] = field(default_factory=list)
     size: int = 0
     base_sequence: int = -1  # assigned at first send, kept for every retry
+    ordinal: int = -1  # the batch's place among its partition's batches (0, 1, 2, ...), assigned with base_sequence
     attempts: int = 0
     encoded: bytes | None = None
     transactional: bool = False
@@ -92,8 +105,9 @@ class PartitionState:
 
     queue: deque[ProducerBatch] = field(default_factory=deque)  # sealed batches, in sequence order
     open_batch: ProducerBatch | None = None
-    in_flight: list[ProducerBatch] = field(default_factory=list)  # sorted by sequence
+    in_flight: list[ProducerBatch] = field(default_factory=list)  # sorted by ordinal
     next_sequence: int = 0
+    next_ordinal: int = 0
     limit: int = DEFAULT_BATCHES_TO_RETAIN
     leader: int = -1
     max_in_flight_seen: int = 0
@@ -140,7 +154,7 @@ class Producer:
         self._requests_in_flight: dict[int, int] = {}
         self._wakeup = asyncio.Event()
         self._sender: asyncio.Task[None] | None = None
-        self._round_robin = 0
+        self._sticky = StickyPartitioner(batch_size)
         self._closed = False
         self._metadata_stale = False
         # transactions (V1): set by transactional_id; partitions join the open transaction on first send
@@ -223,10 +237,15 @@ class Producer:
             await self.client.refresh_metadata([topic])
             if topic not in self.client.topics:
                 raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"topic {topic} is unknown")
-        count = len(self.client.topics[topic].partitions)
+        info = self.client.topics[topic]
+        count = len(info.partitions)
+        available: list[int] | None = None  # set when the sticky partitioner chose the partition
         if partition is None:
-            partition = self._round_robin % count
-            self._round_robin += 1
+            if key is not None:
+                partition = key_partition(key, count)
+            else:
+                available = [p.partition for p in info.partitions if p.leader >= 0]
+                partition = self._sticky.partition(topic, available, count)
         elif not 0 <= partition < count:
             raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"{topic} has no partition {partition}")
         if self.transactional_id is not None:
@@ -246,6 +265,8 @@ class Producer:
         state.open_batch.size += size
         if state.open_batch.size >= self.batch_size:
             self._seal(state)
+        if available is not None:
+            self._sticky.appended(topic, size, state.open_batch is None, available, count)
         self._wakeup.set()
         return future
 
@@ -394,24 +415,44 @@ class Producer:
                 if batch.base_sequence == -1:
                     batch.base_sequence = state.next_sequence
                     state.next_sequence = records.increment_sequence(state.next_sequence, len(batch.records))
+                    batch.ordinal = state.next_ordinal
+                    state.next_ordinal += 1
                 batch.attempts += 1
                 state.in_flight.append(batch)
-                state.in_flight.sort(key=lambda b: b.base_sequence)
+                state.in_flight.sort(key=lambda b: b.ordinal)
                 state.max_in_flight_seen = max(state.max_in_flight_seen, len(state.in_flight))
             self._send_request(node_id, connection, batches)
             sent = True
         return sent
 
-    @staticmethod
-    def _sendable_head(state: PartitionState) -> ProducerBatch | None:
-        """The partition's next batch if its window allows one more in flight, else None."""
-        if not state.queue or len(state.in_flight) >= state.limit:
+    def _sendable_head(self, state: PartitionState) -> ProducerBatch | None:
+        """The partition's next batch if the in-flight rule lets it go now, else None."""
+        if not state.queue:
+            return None
+        limit = min(state.limit, self.max_in_flight_requests_per_connection)
+        if len(state.in_flight) >= limit:
             return None
         head = state.queue[0]
-        # a retried batch goes out only when nothing before it is in flight (Kafka's ordering rule)
-        if head.base_sequence != -1 and any(b.base_sequence < head.base_sequence for b in state.in_flight):
+        if head.ordinal == -1:
+            # a new batch: the broker must still retain the oldest unacknowledged batch once this one is
+            # appended, or that batch's retry would be answered OUT_OF_ORDER_SEQUENCE_NUMBER (KIP-1269)
+            oldest = self._oldest_unacknowledged(state)
+            if oldest is not None and state.next_ordinal - oldest >= limit:
+                return None
+        elif state.in_flight and state.in_flight[0].ordinal < head.ordinal:
+            # a retried batch goes out only when nothing before it is in flight (Kafka's ordering rule);
+            # it was sent once within the limit, and the oldest unacknowledged batch only moves forward
             return None
         return head
+
+    @staticmethod
+    def _oldest_unacknowledged(state: PartitionState) -> int | None:
+        """The ordinal of the partition's oldest batch sent and not yet acknowledged (in flight or queued to retry)."""
+        oldest = state.in_flight[0].ordinal if state.in_flight else None
+        if state.queue and state.queue[0].ordinal != -1:  # the queue is in ordinal order, retries first
+            head = state.queue[0].ordinal
+            oldest = head if oldest is None else min(oldest, head)
+        return oldest
 
     def _send_request(self, node_id: int, connection: BrokerConnection, batches: list[ProducerBatch]) -> None:
         version = self.produce_version or self.client.max_version(node_id, 0, MAX_PRODUCE_VERSION)
@@ -478,14 +519,14 @@ class Producer:
     @staticmethod
     def _earlier_batch_pending(state: PartitionState, batch: ProducerBatch) -> bool:
         """An out-of-order answer caused by an earlier batch that failed and is being sent again."""
-        return any(b.base_sequence < batch.base_sequence for b in [*state.queue, *state.in_flight])
+        return any(-1 < b.ordinal < batch.ordinal for b in [*state.queue, *state.in_flight])
 
     def _requeue(self, state: PartitionState, batch: ProducerBatch) -> None:
         if time.monotonic() - batch.created_ms > self.delivery_timeout_ms / 1000:
             batch.fail(KafkaError(ErrorCode.REQUEST_TIMED_OUT, "delivery timeout expired"))
             return
         state.queue.append(batch)
-        ordered = sorted(state.queue, key=lambda b: (b.base_sequence == -1, b.base_sequence))
+        ordered = sorted(state.queue, key=lambda b: (b.ordinal == -1, b.ordinal))
         state.queue.clear()
         state.queue.extend(ordered)
         asyncio.get_running_loop().call_later(self.retry_backoff_ms / 1000, self._wakeup.set)

@@ -22,11 +22,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
-from kafka.partitioner.default import murmur2 as kafka_murmur2
 from pyspark.sql.datasource import DataSourceArrowWriter, DataSourceStreamArrowWriter, WriterCommitMessage
 from pyspark.sql.types import ArrayType, BinaryType, IntegerType, LongType, StringType, StructType
 
 from ..client import Producer
+from ..client.partitioner import key_partition, murmur2
 from ..client.transactions import TransactionHandle, end_transaction, init_producer_id, ongoing_transactions
 from .kafka import SyncClient, new_event_loop
 from .options import OptionError, SinkOptions
@@ -45,17 +45,6 @@ class KafkaCommitMessage(WriterCommitMessage):
     attempt: int
     records: int
     transaction: TransactionHandle | None
-
-
-def murmur2(data: bytes) -> int:
-    """Kafka's murmur2 hash (signed 32-bit, as Java's Utils.murmur2), from kafka-python's partitioner."""
-    h = int(kafka_murmur2(data))
-    return h - (1 << 32) if h & 0x80000000 else h
-
-
-def key_partition(key: bytes, partitions: int) -> int:
-    """The partition Kafka's default partitioner picks for a non-null key."""
-    return (murmur2(key) & 0x7FFFFFFF) % partitions
 
 
 def check_schema(schema: StructType, options: SinkOptions) -> None:
@@ -110,16 +99,12 @@ class _TaskWriter:
             topics = batch.column("topic").to_pylist()
         partitions = batch.column("partition").to_pylist() if "partition" in names else [None] * count
         headers = batch.column("headers").to_pylist() if "headers" in names else [None] * count
-        client = self.producer.client
         futures = []
         for key, value, topic, partition, record_headers in zip(keys, values, topics, partitions, headers,
                                                                strict=True):
             if topic is None:
                 raise OptionError("Null topic present in the data. Use the topic option for setting a topic.")
-            if partition is None and key is not None:
-                if topic not in client.topics:
-                    await client.refresh_metadata([topic])
-                partition = key_partition(key, len(client.topics[topic].partitions))
+            # no partition column value: the producer picks one as Kafka's does (murmur2 of the key, else sticky)
             pairs: list[Header] = [(h["key"], h["value"]) for h in record_headers or ()]
             futures.append(await self.producer.send(topic, value, key=key, partition=partition, headers=pairs))
         # one round trip per Arrow batch: bounded memory, and an error surfaces in the task that caused it

@@ -29,6 +29,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+import kafka.errors as kafka_errors
+
 from ..apis import API_MODULES, produce
 from ..apis.dispatch import Adjust
 from ..protocol.errors import ErrorCode
@@ -100,6 +102,12 @@ class Rule:
                                  f"api key {self.api_key} has none at every version")
             if self.after_append and self.api_key != PRODUCE:
                 raise ValueError("after_append applies to Produce only")
+            if self.after_append and not kafka_errors.for_code(self.error_code).retriable:
+                # what Kafka answers after appending comes from the replication wait (DelayedProduce):
+                # NOT_ENOUGH_REPLICAS_AFTER_APPEND, REQUEST_TIMED_OUT, NOT_LEADER_OR_FOLLOWER..., all
+                # retriable in Kafka's Errors (kafka-python's table of them)
+                raise ValueError(f"after_append needs a retriable error code: Kafka never appends a batch and "
+                                 f"then answers {ErrorCode(self.error_code).name}")
         if self.action == "delay" and self.delay_ms < 0:
             raise ValueError("delay_ms must not be negative")
 

@@ -158,6 +158,8 @@ def test_move_leader_redirects_clients(controlled, control):
     (lambda c: c.inject_error("no_such_api", error_code=6), "unknown API"),
     (lambda c: c.inject_error("produce", error_code=9999), "9999"),
     (lambda c: c.inject_error("metadata", error_code=6), "top-level error code"),
+    (lambda c: c.inject_error("produce", error_code=ErrorCode.INVALID_RECORD, after_append=True),
+     "after_append needs a retriable error code: Kafka never appends a batch and then answers INVALID_RECORD"),
     (lambda c: c.delay("fetch", delay_ms=10, topic="t"), "Produce requests only"),
     (lambda c: c.move_leader("no-such-topic", 0, node=1), "UNKNOWN_TOPIC_OR_PARTITION"),
     (lambda c: c.move_leader("t", 0, node=77), "no node 77"),

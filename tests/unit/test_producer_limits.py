@@ -10,6 +10,7 @@ import pytest
 
 from minibroker.client.client import PartitionInfo, TopicInfo
 from minibroker.client.producer import Producer, ProducerBatch
+from minibroker.protocol.errors import ErrorCode
 
 
 def producer_with_partition(max_in_flight: int = 20) -> tuple[Producer, object]:
@@ -71,3 +72,28 @@ async def test_retriable_error_requeues_in_sequence_order():
     first = await finish_one(producer, state, 14, answer(code=6))  # NOT_LEADER_OR_FOLLOWER
     assert list(state.queue) == [first] and not first.futures[0].done()
     assert producer._metadata_stale
+
+
+async def test_a_batch_waiting_for_its_retry_keeps_later_batches_inside_the_window():
+    producer, state = producer_with_partition(max_in_flight=20)  # window 5 (no v14 answer says more)
+    loop = asyncio.get_running_loop()
+
+    def new_batch(ordinal: int = -1) -> ProducerBatch:
+        return ProducerBatch("t", 0, time.monotonic(), records=[(None, b"v", [], 0)],
+                             futures=[loop.create_future()], base_sequence=ordinal, ordinal=ordinal)
+
+    sent = [new_batch(i) for i in range(5)]
+    state.in_flight.extend(sent)
+    state.next_sequence = state.next_ordinal = 5
+    producer._finish([sent[0]], {("t", 0): answer(code=ErrorCode.REQUEST_TIMED_OUT)}, 14, None)
+    for batch in sent[1:]:
+        producer._finish([batch], {("t", 0): answer(offset=batch.ordinal)}, 14, None)
+    fresh = new_batch()
+    state.queue.append(fresh)
+    assert producer._sendable_head(state) is sent[0]  # the retry goes first
+    state.in_flight.append(state.queue.popleft())
+    # only one batch in flight, but the broker appended 4 after the unacknowledged one: a fifth would push
+    # it out of the broker's window of 5, and its next retry would get OUT_OF_ORDER_SEQUENCE_NUMBER
+    assert producer._sendable_head(state) is None
+    producer._finish([sent[0]], {("t", 0): answer(offset=0)}, 14, None)
+    assert producer._sendable_head(state) is fresh
