@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 
 .PHONY: serve test install test-deps lint bench bench-rtt clean
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml setup.py minibroker/core/_validator_speedups.c
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[test,spark]'

@@ -1,8 +1,16 @@
-"""CreatePartitions (37): grow a topic's partition count."""
+"""CreatePartitions (37): grow a topic's partition count, optionally on assigned replicas.
+
+Versions 0-3. ControllerApis.createPartitions answers duplicate names itself and hands the rest to
+the controller as one operation (ReplicationControlManager.createPartitions), which answers each
+topic on its own: manual assignments are validated against the registered brokers, and the new
+partitions of the whole request are bounded by the controller's records-per-operation limit.
+"""
 
 from __future__ import annotations
 
-from ..protocol.errors import ErrorCode, KafkaError
+from collections import Counter
+
+from ..protocol.errors import ErrorCode
 from ..protocol.messages import CreatePartitionsRequest, CreatePartitionsResponse
 from .context import RequestContext
 
@@ -13,14 +21,15 @@ _Result = CreatePartitionsResponse.CreatePartitionsTopicResult
 
 
 def handle(request: CreatePartitionsRequest, ctx: RequestContext) -> CreatePartitionsResponse:
-    names = [t.name for t in request.topics]
-    results = []
-    for wanted in request.topics:
-        try:
-            if names.count(wanted.name) > 1:
-                raise KafkaError(ErrorCode.INVALID_REQUEST, "Duplicate topic in request.")
-            ctx.cluster.create_partitions(wanted.name, wanted.count, validate_only=request.validate_only)
-            results.append(_Result(name=wanted.name, error_code=0, error_message=None))
-        except KafkaError as exc:
-            results.append(_Result(name=wanted.name, error_code=exc.code, error_message=exc.message))
+    counts = Counter(t.name for t in request.topics)
+    results = [_Result(name=name, error_code=ErrorCode.INVALID_REQUEST, error_message="Duplicate topic name.")
+               for name, count in counts.items() if count > 1]
+    unique = [t for t in request.topics if counts[t.name] == 1]
+    errors = ctx.cluster.create_partitions_batch(
+        [(t.name, t.count, None if t.assignments is None else [list(a.broker_ids) for a in t.assignments])
+         for t in unique],
+        validate_only=request.validate_only)
+    for wanted, error in zip(unique, errors, strict=True):
+        results.append(_Result(name=wanted.name, error_code=error.code if error else 0,
+                               error_message=error.message if error else None))
     return CreatePartitionsResponse(throttle_time_ms=0, results=results)

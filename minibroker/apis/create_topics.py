@@ -1,9 +1,17 @@
-"""CreateTopics (19): new topics with partitions and validated config overrides."""
+"""CreateTopics (19): new topics with partitions and validated config overrides.
+
+Versions 2-7. ControllerApis.createTopics answers duplicated names itself and hands the rest to the
+controller as one operation (ReplicationControlManager.createTopics); when that operation is too
+large as a whole, every topic of the request gets the controller's POLICY_VIOLATION and nothing is
+created (CreateTopicsRequest.getErrorResponse).
+"""
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
+from ..core.cluster import NewTopic, TopicPlan
 from ..core.config import TOPIC_CONFIGS
 from ..protocol.errors import ErrorCode, KafkaError
 from ..protocol.messages import CreateTopicsRequest, CreateTopicsResponse
@@ -18,53 +26,47 @@ _Config = _Result.CreatableTopicConfigs
 
 def handle(request: CreateTopicsRequest, ctx: RequestContext) -> CreateTopicsResponse:
     cluster = ctx.cluster
-    names = [t.name for t in request.topics]
-    results = []
-    for wanted in request.topics:
-        try:
-            if names.count(wanted.name) > 1:
-                raise KafkaError(ErrorCode.INVALID_REQUEST, "Create topics request from client contains a "
-                                 f"duplicate topic: {wanted.name}")
-            if wanted.assignments:
-                if wanted.num_partitions != -1 or wanted.replication_factor != -1:
-                    raise KafkaError(ErrorCode.INVALID_REQUEST, "Both numPartitions or replicationFactor and "
-                                     "replicasAssignments were set. Both cannot be used at the same time.")
-                num_partitions = len(wanted.assignments)
-                replication_factor = len(wanted.assignments[0].broker_ids)
-            else:
-                num_partitions, replication_factor = wanted.num_partitions, wanted.replication_factor
-            configs = {c.name: c.value for c in wanted.configs}
-            topic = cluster.create_topic(wanted.name, num_partitions, replication_factor, configs,
-                                         validate_only=request.validate_only)
-            results.append(_success(wanted, topic, ctx, num_partitions, replication_factor, configs))
-        except KafkaError as exc:
-            results.append(_Result(name=wanted.name, error_code=exc.code, error_message=exc.message,
-                                   topic_config_error_code=0, num_partitions=-1, replication_factor=-1,
-                                   configs=None))
+    counts = Counter(t.name for t in request.topics)
+    unique = [t for t in request.topics if counts[t.name] == 1]
+    try:
+        outcomes = cluster.create_topics([_new_topic(t) for t in unique], validate_only=request.validate_only)
+    except KafkaError as exc:
+        return CreateTopicsResponse(throttle_time_ms=0, topics=[_error(t.name, exc) for t in request.topics])
+    results = [_error(t.name, outcome) if isinstance(outcome, KafkaError) else _success(outcome, ctx)
+               for t, outcome in zip(unique, outcomes, strict=True)]
+    # ControllerApis.createTopics: one INVALID_REQUEST per duplicated name, after the controller's results
+    results += [_error(name, KafkaError(ErrorCode.INVALID_REQUEST, "Duplicate topic name."))
+                for name, count in counts.items() if count > 1]
     return CreateTopicsResponse(throttle_time_ms=0, topics=results)
 
 
-def _success(wanted: Any, topic: Any, ctx: RequestContext, num_partitions: int, replication_factor: int,
-             configs: dict[str, str | None]) -> Any:
-    cluster = ctx.cluster
-    if num_partitions == -1:
-        num_partitions = cluster.config["num.partitions"]
-    if replication_factor == -1:
-        replication_factor = cluster.config["default.replication.factor"]
-    overrides = topic.configs if topic is not None else {k: v for k, v in configs.items() if v is not None}
+def _new_topic(wanted: Any) -> NewTopic:
+    return NewTopic(wanted.name, wanted.num_partitions, wanted.replication_factor,
+                    {c.name: c.value for c in wanted.configs},
+                    [(a.partition_index, list(a.broker_ids)) for a in wanted.assignments])
+
+
+def _error(name: str, exc: KafkaError) -> Any:
+    # a CreatableTopicResult with only name, code and message set; the rest keep their defaults
+    return _Result(name=name, error_code=exc.code, error_message=exc.message, topic_config_error_code=0,
+                   num_partitions=-1, replication_factor=-1, configs=[])
+
+
+def _success(plan: TopicPlan, ctx: RequestContext) -> Any:
+    config = ctx.cluster.config
     described = []
-    for name in cluster.config.topic_names():
-        entry = cluster.config.describe_topic(name, {k: TOPIC_CONFIGS[k].parse(v) if isinstance(v, str) else v
-                                                     for k, v in overrides.items()})
+    for name in config.topic_names():
+        entry = config.describe_topic(name, {k: TOPIC_CONFIGS[k].parse(v) if isinstance(v, str) else v
+                                             for k, v in plan.overrides.items()})
         described.append(_Config(name=name, value=entry.rendered, read_only=False, config_source=entry.source,
                                  is_sensitive=False))
     return _Result(
-        name=wanted.name,
-        topic_id=topic.topic_id if topic is not None else None,
+        name=plan.name,
+        topic_id=plan.topic.topic_id if plan.topic is not None else None,
         error_code=0,
         error_message=None,
         topic_config_error_code=0,
-        num_partitions=num_partitions,
-        replication_factor=replication_factor,
+        num_partitions=plan.num_partitions,
+        replication_factor=plan.replication_factor,
         configs=described,
     )

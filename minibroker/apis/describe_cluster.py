@@ -1,9 +1,14 @@
-"""DescribeCluster (60): cluster id, controller and brokers, as the Admin client reads them."""
+"""DescribeCluster (60): cluster id, controller and brokers, as the Admin client reads them.
+
+Versions 0-2, as KafkaApis/AuthHelper.computeDescribeClusterResponse; the cluster's authorized
+operations when asked (every cluster operation: there is no authorizer).
+"""
 
 from __future__ import annotations
 
 from ..protocol.errors import ErrorCode
 from ..protocol.messages import DescribeClusterRequest, DescribeClusterResponse
+from .authorized_operations import CLUSTER_OPERATIONS, NOT_REQUESTED
 from .context import RequestContext
 
 API_KEY = 60
@@ -11,25 +16,39 @@ MIN_VERSION, MAX_VERSION = 0, 2
 
 BROKERS_ENDPOINT = 1
 CONTROLLERS_ENDPOINT = 2
-AUTHORIZED_OPERATIONS_OMITTED = None  # the engine encodes None as -2147483648 (not requested)
 
 _Broker = DescribeClusterResponse.DescribeClusterBroker
 
 
 def handle(request: DescribeClusterRequest, ctx: RequestContext) -> DescribeClusterResponse:
     cluster = ctx.cluster
-    if ctx.api_version >= 1 and request.endpoint_type != BROKERS_ENDPOINT:
-        # Controllers are not reachable through a broker listener, as in KRaft Kafka.
+    refusal = _endpoint_refusal(request.endpoint_type)
+    if refusal is not None:
+        # only the code and the message; every other field keeps its schema default
         return DescribeClusterResponse(
-            throttle_time_ms=0, error_code=ErrorCode.UNSUPPORTED_ENDPOINT_TYPE,
-            error_message="The target broker only supports broker endpoints.",
-            endpoint_type=request.endpoint_type, cluster_id=cluster.cluster_id, controller_id=-1, brokers=[],
-            authorized_operations=AUTHORIZED_OPERATIONS_OMITTED,
+            throttle_time_ms=0, error_code=refusal[0], error_message=refusal[1], endpoint_type=BROKERS_ENDPOINT,
+            cluster_id="", controller_id=-1, brokers=[], authorized_operations=NOT_REQUESTED,
         )
+    # AuthHelper.computeDescribeClusterResponse: with no authorizer, every cluster operation
+    operations = set(CLUSTER_OPERATIONS) if request.include_cluster_authorized_operations else NOT_REQUESTED
     return DescribeClusterResponse(
         throttle_time_ms=0, error_code=0, error_message=None, endpoint_type=BROKERS_ENDPOINT,
         cluster_id=cluster.cluster_id, controller_id=cluster.controller_id,
         brokers=[_Broker(broker_id=n.node_id, host=n.host, port=n.port, rack=n.rack, is_fenced=False)
                  for n in cluster.nodes],
-        authorized_operations=AUTHORIZED_OPERATIONS_OMITTED,
+        authorized_operations=operations,
     )
+
+
+def _endpoint_refusal(endpoint_type: int) -> tuple[ErrorCode, str] | None:
+    """AuthHelper.computeDescribeClusterResponse on a broker listener: an unknown type, then any other than BROKER.
+
+    Version 0 has no endpoint type (always BROKER), so the v0 variant of these codes (INVALID_REQUEST)
+    never applies.
+    """
+    if endpoint_type not in (BROKERS_ENDPOINT, CONTROLLERS_ENDPOINT):
+        return ErrorCode.UNSUPPORTED_ENDPOINT_TYPE, f"Unsupported endpoint type {endpoint_type}"
+    if endpoint_type != BROKERS_ENDPOINT:
+        return (ErrorCode.MISMATCHED_ENDPOINT_TYPE,
+                "The request was sent to an endpoint of type BROKER, but we wanted an endpoint of type CONTROLLER")
+    return None

@@ -1,4 +1,8 @@
-"""DescribeGroups (15): state, protocol and members of classic groups."""
+"""DescribeGroups (15): state, protocol and members of classic groups.
+
+Versions 0-6, as KafkaApis.handleDescribeGroupsRequest; from v3 the group's authorized operations
+when asked (every group operation: there is no authorizer).
+"""
 
 from __future__ import annotations
 
@@ -7,6 +11,7 @@ from typing import Any
 from ..core.group_coordinator import GroupState
 from ..protocol.errors import ErrorCode
 from ..protocol.messages import DescribeGroupsRequest, DescribeGroupsResponse
+from .authorized_operations import GROUP_OPERATIONS, NOT_REQUESTED
 from .context import RequestContext
 from .group_common import coordinator_error
 
@@ -15,13 +20,20 @@ MIN_VERSION, MAX_VERSION = 0, 6
 
 # KIP-1043: from v6 an unknown group is GROUP_ID_NOT_FOUND rather than a "Dead" entry.
 NOT_FOUND_ERROR_FROM = 6
+AUTHORIZED_OPERATIONS_FROM = 3
 
 _Group = DescribeGroupsResponse.DescribedGroup
 _Member = _Group.DescribedGroupMember
 
 
 def handle(request: DescribeGroupsRequest, ctx: RequestContext) -> DescribeGroupsResponse:
-    return DescribeGroupsResponse(throttle_time_ms=0, groups=[_describe(ctx, group_id) for group_id in request.groups])
+    groups = [_describe(ctx, group_id) for group_id in request.groups]
+    if ctx.api_version >= AUTHORIZED_OPERATIONS_FROM and request.include_authorized_operations:
+        # KafkaApis.handleDescribeGroupsRequest: the operations of every group described without error
+        for group in groups:
+            if group.error_code == 0:
+                group.authorized_operations = set(GROUP_OPERATIONS)
+    return DescribeGroupsResponse(throttle_time_ms=0, groups=groups)
 
 
 def _describe(ctx: RequestContext, group_id: str) -> Any:
@@ -33,7 +45,7 @@ def _describe(ctx: RequestContext, group_id: str) -> Any:
             error, message = ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} not found."
         return _Group(error_code=error or 0, error_message=message, group_id=group_id,
                       group_state=GroupState.DEAD.value, protocol_type="", protocol_data="", members=[],
-                      authorized_operations=None)
+                      authorized_operations=NOT_REQUESTED)
     stable = group.state is GroupState.STABLE
     members = [
         _Member(member_id=m.member_id, group_instance_id=m.group_instance_id, client_id=m.client_id,
@@ -45,4 +57,4 @@ def _describe(ctx: RequestContext, group_id: str) -> Any:
     return _Group(error_code=0, error_message=None, group_id=group_id, group_state=group.state.value,
                   protocol_type=group.protocol_type or "",
                   protocol_data=(group.protocol_name or "") if stable else "", members=members,
-                  authorized_operations=None)
+                  authorized_operations=NOT_REQUESTED)

@@ -1,4 +1,8 @@
-"""DescribeTopicPartitions (75): topic and partition metadata with a paging cursor."""
+"""DescribeTopicPartitions (75): topic and partition metadata with a paging cursor.
+
+Version 0, as DescribeTopicPartitionsRequestHandler: every described topic carries its authorized
+operations, unasked (every topic operation: there is no authorizer).
+"""
 
 from __future__ import annotations
 
@@ -8,12 +12,12 @@ from typing import Any
 from ..core.cluster import INTERNAL_TOPICS
 from ..protocol.errors import ErrorCode
 from ..protocol.messages import DescribeTopicPartitionsRequest, DescribeTopicPartitionsResponse
+from .authorized_operations import TOPIC_OPERATIONS, to_32bit_field
 from .context import RequestContext
 
 API_KEY = 75
 MIN_VERSION, MAX_VERSION = 0, 0
 
-AUTHORIZED_OPERATIONS_OMITTED = -(2**31)
 _Topic = DescribeTopicPartitionsResponse.DescribeTopicPartitionsResponseTopic
 _Partition = _Topic.DescribeTopicPartitionsResponsePartition
 _Cursor = DescribeTopicPartitionsResponse.Cursor
@@ -33,7 +37,7 @@ def handle(request: DescribeTopicPartitionsRequest, ctx: RequestContext) -> Desc
         if topic is None:
             topics.append(_Topic(error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, name=name, topic_id=uuid.UUID(int=0),
                                  is_internal=False, partitions=[],
-                                 topic_authorized_operations=AUTHORIZED_OPERATIONS_OMITTED))
+                                 topic_authorized_operations=to_32bit_field(TOPIC_OPERATIONS)))
             continue
         start = cursor.partition_index if cursor is not None and cursor.topic_name == name else 0
         partitions = []
@@ -49,7 +53,7 @@ def handle(request: DescribeTopicPartitionsRequest, ctx: RequestContext) -> Desc
             ))
             budget -= 1
         topics.append(_Topic(error_code=0, name=name, topic_id=topic.topic_id, is_internal=name in INTERNAL_TOPICS,
-                             partitions=partitions, topic_authorized_operations=AUTHORIZED_OPERATIONS_OMITTED))
+                             partitions=partitions, topic_authorized_operations=to_32bit_field(TOPIC_OPERATIONS)))
         if next_cursor is not None:
             break
     return DescribeTopicPartitionsResponse(throttle_time_ms=0, topics=topics, next_cursor=next_cursor)

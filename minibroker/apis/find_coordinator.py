@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..core.cluster import GROUP_METADATA_TOPIC, TRANSACTION_STATE_TOPIC
 from ..protocol.errors import ErrorCode
 from ..protocol.messages import FindCoordinatorRequest, FindCoordinatorResponse
 from .context import RequestContext
@@ -31,4 +32,5 @@ def handle(request: FindCoordinatorRequest, ctx: RequestContext) -> FindCoordina
 def _lookup(ctx: RequestContext, key: str, key_type: int):  # type: ignore[no-untyped-def]
     if key_type not in (GROUP, TRANSACTION):
         return ErrorCode.INVALID_REQUEST, None
-    return ErrorCode.NONE, ctx.cluster.coordinator_node(key)
+    internal_topic = GROUP_METADATA_TOPIC if key_type == GROUP else TRANSACTION_STATE_TOPIC
+    return ErrorCode.NONE, ctx.cluster.coordinator_node(key, internal_topic)

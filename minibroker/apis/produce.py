@@ -158,11 +158,13 @@ def _produce_partition(partition: Partition, data: bytes | None, request: Produc
                 return _verification_error(index, verdict, ctx.api_version)
         result = ctx.cluster.append(partition, data)
     except RecordValidationError as exc:
+        # ReplicaManager: refused records are listed, and the summary is the error message (v8+ carry both)
         return _PartitionResponse(
             index=index, error_code=exc.code, base_offset=-1, log_append_time_ms=-1,
             log_start_offset=log.log_start_offset,
             record_errors=[_PartitionResponse.BatchIndexAndErrorMessage(
-                batch_index=exc.batch_index, batch_index_error_message=exc.message)],
+                batch_index=error.batch_index, batch_index_error_message=error.message)
+                for error in exc.record_errors],
             error_message=exc.summary,
         )
     except KafkaError as exc:

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from ..core.cluster import TRANSACTION_STATE_TOPIC
 from ..protocol.errors import ErrorCode
 from .context import RequestContext
 
 
 def coordinator_error(ctx: RequestContext, transactional_id: str) -> ErrorCode | None:
     """NOT_COORDINATOR when this node does not coordinate `transactional_id`, else None."""
-    if ctx.cluster.coordinator_node(transactional_id).node_id != ctx.node.node_id:
+    if ctx.cluster.coordinator_node(transactional_id, TRANSACTION_STATE_TOPIC).node_id != ctx.node.node_id:
         return ErrorCode.NOT_COORDINATOR
     return None
 

@@ -6,22 +6,39 @@ import base64
 import itertools
 import re
 import uuid
-import zlib
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..protocol import records
-from ..protocol.errors import ErrorCode, KafkaError, RecordValidationError
+from ..protocol.errors import ErrorCode, KafkaError
 from .clock import Clock, SystemClock
 from .config import BrokerConfig
 from .group_coordinator import GroupCoordinator
+from .log_validator import TopicPolicy, validate_batch
 from .partition_log import PartitionLog
 from .producer_state import ProducerStateManager
 from .transaction_coordinator import TransactionCoordinator
 
 LEGAL_TOPIC_CHARS = re.compile(r"^[a-zA-Z0-9._-]+$")
 MAX_TOPIC_NAME_LENGTH = 249
-INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
+GROUP_METADATA_TOPIC = "__consumer_offsets"
+TRANSACTION_STATE_TOPIC = "__transaction_state"
+INTERNAL_TOPICS = frozenset({GROUP_METADATA_TOPIC, TRANSACTION_STATE_TOPIC})
+# Kafka's offsets.topic.num.partitions and transaction.state.log.num.partitions defaults
+INTERNAL_TOPIC_PARTITIONS = 50
+# offsets.topic.replication.factor / transaction.state.log.replication.factor default to 3; here capped to the
+# node count, as a single-node Kafka must be configured, or its coordinators never become available
+INTERNAL_TOPIC_REPLICATION_FACTOR = 3
+# what GroupCoordinatorService.groupMetadataTopicConfigs and TransactionLog's topic configs set on creation
+INTERNAL_TOPIC_CONFIGS: dict[str, dict[str, str]] = {
+    GROUP_METADATA_TOPIC: {"cleanup.policy": "compact", "compression.type": "producer", "segment.bytes": "104857600"},
+    TRANSACTION_STATE_TOPIC: {"unclean.leader.election.enable": "false", "compression.type": "uncompressed",
+                              "cleanup.policy": "compact", "segment.bytes": "104857600"},
+}
+# QuorumController.MAX_RECORDS_PER_USER_OP: the BoundedList one controller operation fills with metadata records
+MAX_RECORDS_PER_USER_OP = 10_000
+# ReplicationControlManager.MAX_PARTITIONS_PER_BATCH: partitions one CreateTopics request may ask for
+MAX_PARTITIONS_PER_BATCH = 10_000
 LONG_MAX = 2**63 - 1
 KAFKA_BATCHES_TO_RETAIN = 5  # what every Kafka release before KIP-1269 keeps per producer
 _CODECS = {"uncompressed": 0, "gzip": 1, "snappy": 2, "lz4": 3, "zstd": 4}
@@ -102,6 +119,58 @@ def validate_topic_name(name: str | None) -> None:
         )
 
 
+def java_string_hash(key: str) -> int:
+    """Java's String.hashCode (over UTF-16 code units, 32-bit), which Kafka's coordinators partition by."""
+    h = 0
+    data = key.encode("utf-16-be")
+    for i in range(0, len(data), 2):
+        h = (31 * h + (data[i] << 8 | data[i + 1])) & 0xFFFFFFFF
+    return h - (1 << 32) if h >= 1 << 31 else h
+
+
+def coordinator_partition(key: str, partitions: int) -> int:
+    """Utils.abs(key.hashCode()) % partitions: the internal-topic partition a group or transactional id maps to."""
+    h = java_string_hash(key)
+    return (0 if h == -(1 << 31) else abs(h)) % partitions
+
+
+@dataclass
+class NewTopic:
+    """One topic a CreateTopics request (or auto-creation) asks for, as Kafka's CreatableTopic."""
+
+    name: str
+    num_partitions: int = -1
+    replication_factor: int = -1
+    configs: dict[str, str | None] = field(default_factory=dict)
+    # (partition index, broker ids) pairs of a manual assignment
+    assignments: list[tuple[int, list[int]]] = field(default_factory=list)
+
+    def requested_partitions(self, default: int) -> int:
+        """The partitions this topic counts for, as ReplicationControlManager.validateTotalNumberOfPartitions."""
+        if self.assignments:
+            return len(self.assignments)
+        if self.num_partitions == -1:
+            return default
+        return max(self.num_partitions, 0)
+
+
+@dataclass
+class TopicPlan:
+    """A validated topic creation: what it will create and the metadata records Kafka's controller would write."""
+
+    name: str
+    num_partitions: int
+    replication_factor: int
+    overrides: dict[str, Any]
+    replicas: list[list[int]] | None = None  # a manual assignment, one replica list per partition
+    topic: Topic | None = None  # set once created
+
+    @property
+    def record_count(self) -> int:
+        """One TopicRecord, one ConfigRecord per override, one PartitionRecord per partition."""
+        return 1 + len(self.overrides) + self.num_partitions
+
+
 class Cluster:
     """The whole broker state. Sans-IO: time comes from `clock`, nothing here awaits."""
 
@@ -133,9 +202,23 @@ class Cluster:
         found = self.topics.get(topic)
         return found is not None and 0 <= partition < len(found.partitions)
 
-    def coordinator_node(self, key: str) -> Node:
-        """The node that coordinates a group or transactional id (a stable hash over the nodes)."""
-        return self.nodes[zlib.crc32(key.encode()) % len(self.nodes)]
+    def coordinator_node(self, key: str, internal_topic: str = GROUP_METADATA_TOPIC) -> Node:
+        """The node coordinating a group (or, with TRANSACTION_STATE_TOPIC, a transactional id).
+
+        As Kafka's FindCoordinator: the leader of the key's partition of the internal topic, which
+        is created on first need, as Kafka's coordinators have it created.
+        """
+        topic = self.internal_topic(internal_topic)
+        partition = topic.partitions[coordinator_partition(key, len(topic.partitions))]
+        return self.node(partition.leader_id) or self.nodes[0]
+
+    def internal_topic(self, name: str) -> Topic:
+        """`__consumer_offsets` or `__transaction_state`, created with Kafka's defaults if it does not exist yet."""
+        topic = self.topics.get(name)
+        if topic is None:
+            # partition p led by node p % nodes, whatever topics were created before
+            topic = self.apply_plan(self.plan_topic(self._creatable_topic(name)), first_slot=0)
+        return topic
 
     def node(self, node_id: int) -> Node | None:
         return next((n for n in self.nodes if n.node_id == node_id), None)
@@ -159,18 +242,83 @@ class Cluster:
         configs: dict[str, str | None] | None = None,
         validate_only: bool = False,
     ) -> Topic | None:
-        """Create a topic, as CreateTopics does; KafkaError with Kafka's code when refused."""
+        """Create one topic, as CreateTopics does; KafkaError with Kafka's code when refused."""
+        result = self.create_topics([NewTopic(name, num_partitions, replication_factor, dict(configs or {}))],
+                                    validate_only)[0]
+        if isinstance(result, KafkaError):
+            raise result
+        return result.topic
+
+    def create_topics(self, new_topics: list[NewTopic], validate_only: bool = False) -> list[TopicPlan | KafkaError]:
+        """Create topics as one controller operation (ReplicationControlManager.createTopics).
+
+        One result per topic: its plan (with the created topic unless `validate_only`) or its refusal.
+        Raises KafkaError(POLICY_VIOLATION) and creates nothing when the whole request is too large:
+        more than MAX_PARTITIONS_PER_BATCH partitions asked for, or more than MAX_RECORDS_PER_USER_OP
+        metadata records to write. Both are checked before anything is allocated.
+        """
+        default = self.config["num.partitions"]
+        if sum(t.requested_partitions(default) for t in new_topics) > MAX_PARTITIONS_PER_BATCH:
+            raise KafkaError(ErrorCode.POLICY_VIOLATION, "Excessively large number of partitions per request.")
+        results: list[TopicPlan | KafkaError] = []
+        records = 0
+        for new_topic in new_topics:
+            try:
+                plan = self.plan_topic(new_topic)
+            except KafkaError as exc:
+                results.append(exc)
+                continue
+            records += plan.record_count
+            if records > MAX_RECORDS_PER_USER_OP:
+                # the controller's BoundedList overflows; QuorumController (EventHandlerExceptionInfo) fails
+                # the operation as a whole with a PolicyViolationException
+                raise KafkaError(ErrorCode.POLICY_VIOLATION, "Unable to perform excessively large batch operation.")
+            results.append(plan)
+        if not validate_only:
+            for result in results:
+                if isinstance(result, TopicPlan):
+                    self.apply_plan(result)
+        return results
+
+    def plan_topic(self, new_topic: NewTopic) -> TopicPlan:
+        """Validate one topic creation as ReplicationControlManager does, creating nothing; KafkaError if refused."""
+        name = new_topic.name
         validate_topic_name(name)
         if name in self.topics:
             raise KafkaError(ErrorCode.TOPIC_ALREADY_EXISTS, f"Topic '{name}' already exists.")
+        overrides = self.config.parse_topic_configs(new_topic.configs)
+        if new_topic.assignments:
+            if new_topic.replication_factor != -1:
+                raise KafkaError(ErrorCode.INVALID_REQUEST, "A manual partition assignment was specified, but "
+                                 "replication factor was not set to -1.")
+            if new_topic.num_partitions != -1:
+                raise KafkaError(ErrorCode.INVALID_REQUEST, "A manual partition assignment was specified, but "
+                                 "numPartitions was not set to -1.")
+            by_index: dict[int, list[int]] = {}
+            replication: int | None = None
+            for index, brokers in new_topic.assignments:
+                if index in by_index:
+                    raise KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                                     f"Found multiple manual partition assignments for partition {index}")
+                self.validate_manual_assignment(brokers, replication)
+                replication = len(brokers)
+                by_index[index] = list(brokers)
+            if any(i not in by_index for i in range(len(by_index))):
+                raise KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                                 "partitions should be a consecutive 0-based integer sequence")
+            replicas = [by_index[i] for i in range(len(by_index))]
+            return TopicPlan(name, len(replicas), len(replicas[0]), overrides, replicas)
+        replication_factor, num_partitions = new_topic.replication_factor, new_topic.num_partitions
+        if replication_factor < -1 or replication_factor == 0:
+            raise KafkaError(ErrorCode.INVALID_REPLICATION_FACTOR,
+                             "Replication factor must be larger than 0, or -1 to use the default value.")
+        if num_partitions < -1 or num_partitions == 0:
+            raise KafkaError(ErrorCode.INVALID_PARTITIONS,
+                             "Number of partitions was set to an invalid non-positive value.")
         if num_partitions == -1:
             num_partitions = self.config["num.partitions"]
         if replication_factor == -1:
             replication_factor = self.config["default.replication.factor"]
-        if num_partitions <= 0:
-            raise KafkaError(ErrorCode.INVALID_PARTITIONS, "Number of partitions must be larger than 0.")
-        if replication_factor <= 0:
-            raise KafkaError(ErrorCode.INVALID_REPLICATION_FACTOR, "Replication factor must be larger than 0.")
         if replication_factor > len(self.nodes):
             raise KafkaError(
                 ErrorCode.INVALID_REPLICATION_FACTOR,
@@ -178,40 +326,109 @@ class Cluster:
                 f"The target replication factor of {replication_factor} cannot be reached because only "
                 f"{len(self.nodes)} broker(s) are registered.",
             )
-        overrides = self.config.parse_topic_configs(configs or {})
-        if validate_only:
-            return None
-        topic = Topic(name, uuid.uuid4(), [], overrides, replication_factor)
-        self._add_partitions(topic, num_partitions)
-        self.topics[name] = topic
+        return TopicPlan(name, num_partitions, replication_factor, overrides)
+
+    def validate_manual_assignment(self, replicas: list[int], replication_factor: int | None) -> None:
+        """INVALID_REPLICA_ASSIGNMENT unless `replicas` is valid (validateManualPartitionAssignment)."""
+        if not replicas:
+            raise KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                             "The manual partition assignment includes an empty replica list.")
+        previous = None
+        for broker_id in sorted(replicas):
+            if self.node(broker_id) is None:
+                raise KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT, f"The manual partition assignment includes "
+                                 f"broker {broker_id}, but no such broker is registered.")
+            if broker_id == previous:
+                raise KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT, f"The manual partition assignment includes "
+                                 f"the broker {broker_id} more than once.")
+            previous = broker_id
+        if replication_factor is not None and len(replicas) != replication_factor:
+            raise KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT, f"The manual partition assignment includes a "
+                             f"partition with {len(replicas)} replica(s), but this is not consistent with previous "
+                             f"partitions, which have {replication_factor} replica(s).")
+
+    def apply_plan(self, plan: TopicPlan, first_slot: int | None = None) -> Topic:
+        """Create the topic a validated plan describes."""
+        topic = Topic(plan.name, uuid.uuid4(), [], plan.overrides, plan.replication_factor)
+        self._add_partitions(topic, plan.num_partitions, plan.replicas, first_slot)
+        self.topics[plan.name] = topic
         self.topics_by_id[topic.topic_id] = topic
+        plan.topic = topic
         return topic
 
-    def _add_partitions(self, topic: Topic, count: int) -> None:
-        """New partitions with leaders spread round-robin over the nodes."""
-        for _ in range(count):
+    def _add_partitions(self, topic: Topic, count: int, assignment: list[list[int]] | None = None,
+                        first_slot: int | None = None) -> None:
+        """New partitions on the assigned replicas, else with leaders spread round-robin over the nodes.
+
+        `first_slot` starts the spread at that node instead of where the previous topic left it.
+        """
+        for n in range(count):
             index = len(topic.partitions)
-            first = next(self._leader_cycle) % len(self.nodes)
-            replicas = [self.nodes[(first + i) % len(self.nodes)].node_id
-                        for i in range(min(topic.replication_factor, len(self.nodes)))]
+            if assignment is not None:
+                replicas = list(assignment[n])
+            else:
+                first = (first_slot + n if first_slot is not None else next(self._leader_cycle)) % len(self.nodes)
+                replicas = [self.nodes[(first + i) % len(self.nodes)].node_id
+                            for i in range(min(topic.replication_factor, len(self.nodes)))]
             topic.partitions.append(Partition(topic, index, replicas[0], PartitionLog(topic.name, index),
                                               replicas=replicas))
 
-    def create_partitions(self, name: str, total: int, validate_only: bool = False) -> None:
-        """Grow a topic to `total` partitions (CreatePartitions)."""
+    def create_partitions(self, name: str, total: int, validate_only: bool = False,
+                          assignments: list[list[int]] | None = None) -> None:
+        """Grow one topic to `total` partitions (CreatePartitions); KafkaError with Kafka's code when refused."""
+        error = self.create_partitions_batch([(name, total, assignments)], validate_only)[0]
+        if error is not None:
+            raise error
+
+    def create_partitions_batch(self, requests: list[tuple[str, int, list[list[int]] | None]],
+                                validate_only: bool = False) -> list[KafkaError | None]:
+        """Grow topics as one controller operation (ReplicationControlManager.createPartitions); one error per topic.
+
+        Each new partition is one metadata record. A topic whose records would overflow the
+        controller's bound of MAX_RECORDS_PER_USER_OP fails alone, as Kafka's catch-all answers the
+        BoundedListTooLongException: UNKNOWN_SERVER_ERROR without a message; the bound stays full for the
+        topics after it. Kafka commits the records that fitted before the overflow; here nothing of
+        that topic is created. The bound is checked before anything is allocated.
+        """
+        errors: list[KafkaError | None] = []
+        grown: list[tuple[Topic, int, list[list[int]] | None]] = []
+        records = 0
+        for name, total, assignments in requests:
+            try:
+                topic, additional = self._validate_growth(name, total, assignments)
+                if records + additional > MAX_RECORDS_PER_USER_OP:
+                    records = MAX_RECORDS_PER_USER_OP
+                    raise KafkaError(ErrorCode.UNKNOWN_SERVER_ERROR)
+                records += additional
+            except KafkaError as exc:
+                errors.append(exc)
+                continue
+            grown.append((topic, additional, assignments))
+            errors.append(None)
+        if not validate_only:
+            for topic, additional, assignments in grown:
+                self._add_partitions(topic, additional, assignments)
+        return errors
+
+    def _validate_growth(self, name: str, total: int, assignments: list[list[int]] | None) -> tuple[Topic, int]:
+        """The topic and how many partitions it gains; KafkaError as ReplicationControlManager refuses."""
         topic = self.topics.get(name)
         if topic is None:
-            raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"The topic '{name}' does not exist.")
+            raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
         current = len(topic.partitions)
-        if total < current:
-            raise KafkaError(
-                ErrorCode.INVALID_PARTITIONS,
-                f"Topic currently has {current} partitions, which is higher than the requested {total}.",
-            )
         if total == current:
-            raise KafkaError(ErrorCode.INVALID_PARTITIONS, f"Topic already has {current} partitions.")
-        if not validate_only:
-            self._add_partitions(topic, total - current)
+            raise KafkaError(ErrorCode.INVALID_PARTITIONS, f"Topic already has {current} partition(s).")
+        if total < current:
+            raise KafkaError(ErrorCode.INVALID_PARTITIONS, f"The topic {name} currently has {current} partition(s); "
+                             f"{total} would not be an increase.")
+        additional = total - current
+        if assignments is not None:
+            if len(assignments) != additional:
+                raise KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT, f"Attempted to add {additional} additional "
+                                 f"partition(s), but only {len(assignments)} assignment(s) were specified.")
+            for replicas in assignments:
+                self.validate_manual_assignment(replicas, len(topic.partitions[0].replicas))
+        return topic, additional
 
     def delete_topic(self, name: str) -> Topic:
         """Remove a topic and its data (DeleteTopics)."""
@@ -283,11 +500,28 @@ class Cluster:
         partition.leader_id = node_id
         partition.log.bump_leader_epoch()  # clients fence requests made under the old leader by its epoch
 
-    def auto_create(self, name: str) -> Topic | None:
-        """Create `name` with the broker defaults if `auto.create.topics.enable`; None if not allowed."""
-        if not self.config["auto.create.topics.enable"] or name in INTERNAL_TOPICS:
-            return None
-        return self.create_topic(name)
+    def auto_create_topics(self, names: list[str]) -> dict[str, Topic]:
+        """Auto-create `names` if `auto.create.topics.enable`, as one CreateTopics (AutoTopicCreationManager).
+
+        Broker defaults, or an internal topic's own settings. The created topics by name: none when
+        the controller refuses the request as a whole (it is bounded like any CreateTopics).
+        """
+        if not self.config["auto.create.topics.enable"] or not names:
+            return {}
+        try:
+            results = self.create_topics([self._creatable_topic(name) for name in names])
+        except KafkaError:
+            return {}
+        return {r.name: r.topic for r in results if isinstance(r, TopicPlan) and r.topic is not None}
+
+    def _creatable_topic(self, name: str) -> NewTopic:
+        """What AutoTopicCreationManager.creatableTopic asks the controller for."""
+        if name not in INTERNAL_TOPICS:
+            return NewTopic(name)
+        known = set(self.config.topic_names())
+        configs: dict[str, str | None] = {k: v for k, v in INTERNAL_TOPIC_CONFIGS[name].items() if k in known}
+        return NewTopic(name, INTERNAL_TOPIC_PARTITIONS, min(INTERNAL_TOPIC_REPLICATION_FACTOR, len(self.nodes)),
+                        configs)
 
     def new_producer_id(self) -> int:
         """A fresh, never reused producer id."""
@@ -324,15 +558,24 @@ class Cluster:
         if not records.crc_is_valid(batch_bytes, header):
             raise KafkaError(ErrorCode.CORRUPT_MESSAGE, f"Record is corrupt (stored crc = {header.crc}) in topic "
                              f"partition {tp}.")
-        self._validate_batch(header, tp)
         now = self.clock.now_ms()
-        log_append_time = self._check_timestamps(topic, header, batch_bytes, tp, now)
+        target = self.topic_config(topic, "compression.type")
+        recompressing = target != "producer" and _CODECS[target] != header.compression
+        policy = TopicPolicy(
+            log_append_time=self.topic_config(topic, "message.timestamp.type") == "LogAppendTime",
+            before_max_ms=self.topic_config(topic, "message.timestamp.before.max.ms"),
+            after_max_ms=self.topic_config(topic, "message.timestamp.after.max.ms"),
+            compacted="compact" in self.topic_config(topic, "cleanup.policy"),
+            max_message_bytes=max_message_bytes,
+            recompressing=recompressing,
+        )
+        validated = validate_batch(batch_bytes, header, tp, policy, now)  # every record, before any state changes
+        log_append_time = validated.log_append_time
         check = partition.producer_state.check_append(header, tp, log.log_end_offset)
         if check.duplicate is not None:
             return AppendResult(check.duplicate.first_offset, check.duplicate.timestamp, log.log_start_offset)
         batch = bytearray(batch_bytes)
-        target = self.topic_config(topic, "compression.type")
-        if target != "producer" and _CODECS[target] != header.compression:
+        if recompressing:
             batch = records.recompress(batch, _CODECS[target])
             if len(batch) > max_message_bytes:
                 raise KafkaError(
@@ -340,64 +583,14 @@ class Cluster:
                     f"Message batch size is {len(batch)} bytes in append to partition {tp} which exceeds the "
                     f"maximum configured size of {max_message_bytes}.",
                 )
-        if log_append_time != -1:
-            records.set_log_append_time(batch, log_append_time)
-        stored_timestamp = log_append_time if log_append_time != -1 else header.max_timestamp
-        base_offset = log.append(batch, header)
+        # as LogValidator: maxTimestamp is the newest record's (or the append time), rewritten if the client's differs
+        records.set_max_timestamp(batch, validated.timestamp_type, validated.max_timestamp)
+        stored_timestamp = validated.max_timestamp
+        base_offset = log.append(batch, header, stored_timestamp, now)
         window = self.batches_to_retain(partition)
         partition.producer_state.commit_append(header, base_offset, stored_timestamp, window)
         log.announce_append(len(batch))  # only now: a woken read_committed fetch must see the open transaction
         return AppendResult(base_offset, log_append_time, log.log_start_offset)
-
-    @staticmethod
-    def _validate_batch(header: records.BatchHeader, tp: str) -> None:
-        if header.last_offset_delta < 0:
-            raise KafkaError(ErrorCode.INVALID_RECORD, f"Batch has an invalid offset range: [0, "
-                             f"{header.last_offset_delta}] in topic partition {tp}.")
-        if header.record_count <= 0:
-            raise KafkaError(ErrorCode.INVALID_RECORD, f"Invalid reported count for record batch: "
-                             f"{header.record_count} in topic partition {tp}.")
-        if header.last_offset_delta + 1 != header.record_count:
-            raise KafkaError(
-                ErrorCode.INVALID_RECORD,
-                f"Inconsistent batch offset range [0, {header.last_offset_delta}] and count of records "
-                f"{header.record_count} in topic partition {tp}.",
-            )
-        if header.is_control:
-            raise KafkaError(ErrorCode.INVALID_RECORD,
-                             f"Clients are not allowed to write control records in topic partition {tp}.")
-        if header.has_producer_id and header.base_sequence < 0:
-            raise KafkaError(ErrorCode.INVALID_RECORD, f"Invalid sequence number {header.base_sequence} in "
-                             f"record batch with producerId {header.producer_id}")
-        if header.compression > records.COMPRESSION_ZSTD:
-            raise KafkaError(ErrorCode.UNKNOWN_SERVER_ERROR, f"Unknown compression type id: {header.compression}")
-
-    def _check_timestamps(
-        self, topic: Topic, header: records.BatchHeader, batch: bytes | bytearray | memoryview, tp: str, now: int
-    ) -> int:
-        """The log append time to stamp (-1 for CreateTime); KafkaError(INVALID_TIMESTAMP) if out of range."""
-        if self.topic_config(topic, "message.timestamp.type") == "LogAppendTime":
-            return now
-        if header.timestamp_type == 1:
-            raise KafkaError(ErrorCode.INVALID_TIMESTAMP, f"Invalid timestamp type in message {tp}. Producer "
-                             "should not set timestamp type to LogAppendTime.")
-        before = self.topic_config(topic, "message.timestamp.before.max.ms")
-        after = self.topic_config(topic, "message.timestamp.after.max.ms")
-        # The header bounds the newest record; decode records only when a bound might be crossed.
-        suspicious = header.max_timestamp - now > after or (before != LONG_MAX and header.base_timestamp < now)
-        if suspicious:
-            for record in records.iter_records(batch):
-                if record.timestamp == -1:
-                    continue
-                if now - record.timestamp > before or record.timestamp - now > after:
-                    raise RecordValidationError(
-                        ErrorCode.INVALID_TIMESTAMP,
-                        f"Timestamp {record.timestamp} of message with offset {record.offset} is out of range. "
-                        f"The timestamp should be within [{now - before}, {now + after}]",
-                        batch_index=record.offset,
-                        summary="One or more records have been rejected due to invalid timestamp",
-                    )
-        return -1
 
     # -- time ------------------------------------------------------------
 

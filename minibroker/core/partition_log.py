@@ -25,7 +25,10 @@ class PartitionLog:
         self.batches: list[bytes | bytearray] = []
         self.base_offsets: list[int] = []
         self.last_offsets: list[int] = []
-        self.max_timestamps: list[int] = []
+        self.max_timestamps: list[int] = []  # each batch's maxTimestamp, as validated (recomputed from its records)
+        # what retention.ms compares: maxTimestamp, or the append time when no record has a timestamp
+        # (Kafka falls back to the segment's last-modified time)
+        self.retention_timestamps: list[int] = []
         self.log_start_offset = 0
         self.log_end_offset = 0
         self.size_bytes = 0
@@ -48,18 +51,23 @@ class PartitionLog:
 
         return unwatch
 
-    def append(self, batch: bytearray, header: records.BatchHeader) -> int:
+    def append(self, batch: bytearray, header: records.BatchHeader, max_timestamp: int | None = None,
+               append_time_ms: int = -1) -> int:
         """Assign offsets to a validated batch, store it, and return its base offset.
 
+        `max_timestamp` is the batch's validated maxTimestamp (default: the header's).
         Watchers are not woken here: the caller finishes the append's producer-state and
         transaction bookkeeping first, then calls `announce_append`.
         """
+        if max_timestamp is None:
+            max_timestamp = header.max_timestamp
         base_offset = self.log_end_offset
         records.patch_base_offset(batch, base_offset, self.leader_epoch)
         self.batches.append(batch)
         self.base_offsets.append(base_offset)
         self.last_offsets.append(base_offset + header.last_offset_delta)
-        self.max_timestamps.append(header.max_timestamp)
+        self.max_timestamps.append(max_timestamp)
+        self.retention_timestamps.append(max_timestamp if max_timestamp >= 0 else append_time_ms)
         self.log_end_offset = base_offset + header.last_offset_delta + 1
         self.size_bytes += len(batch)
         return base_offset
@@ -115,25 +123,41 @@ class PartitionLog:
             del self.base_offsets[:keep_from]
             del self.last_offsets[:keep_from]
             del self.max_timestamps[:keep_from]
+            del self.retention_timestamps[:keep_from]
 
     def truncate_fully(self) -> None:
         """Empty the log, keeping offsets monotonic."""
         self.delete_records_before(self.log_end_offset)
 
     def offset_for_timestamp(self, timestamp: int) -> tuple[int, int] | None:
-        """(offset, timestamp) of the first record with timestamp >= `timestamp`, or None."""
+        """(offset, timestamp) of the first record with timestamp >= `timestamp`, or None.
+
+        Batches whose validated maxTimestamp is below the target are skipped unread, as
+        Kafka's timestamp search does.
+        """
         for index, max_ts in enumerate(self.max_timestamps):
             if max_ts < timestamp:
                 continue
-            for record in records.iter_records(self.batches[index]):
-                if record.offset >= self.log_start_offset and self._record_time(index, record) >= timestamp:
-                    return record.offset, self._record_time(index, record)
+            for offset, record_time in self._record_times(index):
+                if offset >= self.log_start_offset and record_time >= timestamp:
+                    return offset, record_time
         return None
 
-    def _record_time(self, index: int, record: records.Record) -> int:
-        header = records.read_header(self.batches[index])
-        # LogAppendTime batches carry the append time for every record
-        return header.max_timestamp if header.timestamp_type == 1 else record.timestamp
+    def _record_times(self, index: int) -> list[tuple[int, int]]:
+        """(offset, timestamp) of each record of a stored batch; none if it cannot be read.
+
+        Every stored batch was validated, so reading does not fail; if it did, a lookup
+        answers without that batch rather than failing the request.
+        """
+        batch = self.batches[index]
+        header = records.read_header(batch)
+        try:
+            found = [(record.offset, record.timestamp) for record in records.iter_records(batch)]
+        except Exception:  # a lookup must not fail the request (and close the client's connection)
+            return []
+        if header.timestamp_type == 1:  # LogAppendTime batches carry the append time for every record
+            return [(offset, header.max_timestamp) for offset, _ in found]
+        return found
 
     def max_timestamp_offset(self) -> tuple[int, int] | None:
         """(offset, timestamp) of the record with the largest timestamp (first one on ties)."""
@@ -141,16 +165,16 @@ class PartitionLog:
             return None
         best = max(range(len(self.batches)), key=lambda i: (self.max_timestamps[i], -i))
         best_ts = self.max_timestamps[best]
-        for record in records.iter_records(self.batches[best]):
-            if self._record_time(best, record) == best_ts and record.offset >= self.log_start_offset:
-                return record.offset, best_ts
+        for offset, record_time in self._record_times(best):
+            if record_time == best_ts and offset >= self.log_start_offset:
+                return offset, best_ts
         return self.last_offsets[best], best_ts
 
     def apply_retention(self, now_ms: int, retention_ms: int, retention_bytes: int) -> None:
         """Drop the oldest batches past `retention.ms` or beyond `retention.bytes`."""
         drop = 0
         if retention_ms >= 0:
-            while drop < len(self.batches) and self.max_timestamps[drop] < now_ms - retention_ms:
+            while drop < len(self.batches) and self.retention_timestamps[drop] < now_ms - retention_ms:
                 drop += 1
         if retention_bytes >= 0:
             size = self.size_bytes - sum(len(b) for b in self.batches[:drop])

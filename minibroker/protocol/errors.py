@@ -1,5 +1,6 @@
 """Kafka error codes (the numbers and names of Apache Kafka's `Errors`)."""
 
+import struct
 from enum import IntEnum
 
 
@@ -155,10 +156,52 @@ class KafkaError(Exception):
         self.message = message
 
 
-class RecordValidationError(KafkaError):
-    """A record inside a batch was refused; Produce reports it in record_errors."""
+class RecordError:
+    """One refused record of a batch: its index in the batch and why (ProduceResponse.RecordError)."""
 
-    def __init__(self, code: ErrorCode, message: str, batch_index: int, summary: str) -> None:
-        super().__init__(code, message)
+    __slots__ = ("batch_index", "message")
+
+    def __init__(self, batch_index: int, message: str | None) -> None:
         self.batch_index = batch_index
+        self.message = message
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, RecordError) and (other.batch_index, other.message) == (self.batch_index, self.message)
+
+    def __hash__(self) -> int:
+        return _java_objects_hash(self.batch_index, self.message)
+
+    def __repr__(self) -> str:
+        # Kafka's RecordError has no toString: Java prints the class name and hashCode, and
+        # LogValidator puts that text into the error message of an INVALID_RECORD answer.
+        return f"org.apache.kafka.common.requests.ProduceResponse$RecordError@{hash(self) & 0xFFFFFFFF:x}"
+
+
+def _java_objects_hash(batch_index: int, message: str | None) -> int:
+    """java.util.Objects.hash(batchIndex, message), as a non-negative 32-bit value."""
+    text_hash = 0
+    if message is not None:
+        units = message.encode("utf-16-be")  # String.hashCode runs over UTF-16 code units
+        for (unit,) in struct.iter_unpack(">H", units):
+            text_hash = (31 * text_hash + unit) & 0xFFFFFFFF
+    return (31 * (31 + batch_index) + text_hash) & 0xFFFFFFFF
+
+
+class RecordValidationError(KafkaError):
+    """Records inside a batch were refused (Kafka's RecordValidationException).
+
+    Produce v8+ reports `record_errors` and `summary` (the error_message); older versions only the code.
+    """
+
+    def __init__(self, code: ErrorCode, record_errors: list[RecordError], summary: str) -> None:
+        super().__init__(code, summary)
+        self.record_errors = record_errors
         self.summary = summary
+
+
+class DecompressionLimitError(KafkaError):
+    """A compressed batch would expand beyond the broker's bound for one batch."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(ErrorCode.MESSAGE_TOO_LARGE, f"records expand beyond {limit} bytes")
+        self.limit = limit

@@ -1,21 +1,28 @@
-"""RecordBatch v2: header view, CRC32C check, in-place offset patch, decompression.
+"""RecordBatch v2: header view, CRC32C check, in-place patches, bounded decompression, record reading.
 
 Layout (big-endian, 61-byte header):
 baseOffset i64 | batchLength i32 | partitionLeaderEpoch i32 | magic i8 | crc u32 |
 attributes i16 | lastOffsetDelta i32 | baseTimestamp i64 | maxTimestamp i64 |
 producerId i64 | producerEpoch i16 | baseSequence i32 | recordCount i32 | records
+
+A record (Kafka's DefaultRecord): sizeOfBody varint | attributes i8 | timestampDelta varlong |
+offsetDelta varint | keyLength varint | key | valueLength varint | value | headerCount varint |
+headers (keyLength varint | key | valueLength varint | value). Varints are zigzag-encoded.
 """
 
 from __future__ import annotations
 
 import struct
-from collections.abc import Iterator
+import zlib
+from collections.abc import Generator, Iterator
 from dataclasses import dataclass
 
 import cramjam
 import crc32c
+import lz4.frame
+import zstandard
 
-from .errors import ErrorCode, KafkaError
+from .errors import DecompressionLimitError, ErrorCode, KafkaError
 
 HEADER_SIZE = 61
 LOG_OVERHEAD = 12  # baseOffset + batchLength
@@ -157,10 +164,23 @@ def patch_base_offset(batch: bytearray, base_offset: int, leader_epoch: int) -> 
 
 def set_log_append_time(batch: bytearray, timestamp: int) -> None:
     """Mark the batch LogAppendTime with `timestamp` as maxTimestamp and recompute the CRC."""
+    set_max_timestamp(batch, 1, timestamp)
+
+
+def set_max_timestamp(batch: bytearray, timestamp_type: int, max_timestamp: int) -> bool:
+    """Set the timestamp type (0 CreateTime, 1 LogAppendTime) and maxTimestamp; True if the batch changed.
+
+    As Kafka's DefaultRecordBatch.setMaxTimestamp: the CRC is recomputed only when a field changes.
+    """
     (attributes,) = _ATTRIBUTES.unpack_from(batch, 21)
-    _ATTRIBUTES.pack_into(batch, 21, attributes | ATTR_TIMESTAMP_TYPE)
-    _MAX_TIMESTAMP.pack_into(batch, 35, timestamp)
+    (current,) = _MAX_TIMESTAMP.unpack_from(batch, 35)
+    wanted = attributes | ATTR_TIMESTAMP_TYPE if timestamp_type == 1 else attributes & ~ATTR_TIMESTAMP_TYPE
+    if wanted == attributes and current == max_timestamp:
+        return False
+    _ATTRIBUTES.pack_into(batch, 21, wanted)
+    _MAX_TIMESTAMP.pack_into(batch, 35, max_timestamp)
     _CRC.pack_into(batch, 17, compute_crc(batch))
+    return True
 
 
 def decompress(codec: int, payload: bytes | memoryview) -> bytes:
@@ -194,6 +214,112 @@ def _snappy_decompress(payload: bytes) -> bytes:
             pos += length
         return b"".join(out)
     return bytes(cramjam.snappy.decompress_raw(payload))
+
+
+DECOMPRESSION_CHUNK = 64 * 1024  # output per step; below glibc's mmap threshold, so steps reuse the heap
+
+
+def iter_decompressed(codec: int, payload: bytes | bytearray | memoryview, limit: int,
+                      chunk: int = DECOMPRESSION_CHUNK) -> Iterator[bytes]:
+    """The records section of a compressed batch, decompressed incrementally in pieces.
+
+    Never produces more than `limit` bytes in all: DecompressionLimitError as soon as the
+    output would pass it, so a small batch that expands enormously costs at most `limit`.
+    A codec stream that cannot be decoded raises KafkaError(UNKNOWN_SERVER_ERROR): Kafka's
+    decompressing streams fail with a KafkaException ("Failed to decompress record stream"),
+    which reaches the client as UNKNOWN_SERVER_ERROR. A stream that merely ends early just ends
+    (the record reader then reports the premature end, as Kafka's EOFException path does).
+    """
+    pieces = _decompress_pieces(codec, memoryview(payload), limit, chunk)
+    total = 0
+    try:
+        for piece in pieces:
+            total += len(piece)
+            if total > limit:
+                raise DecompressionLimitError(limit)
+            if piece:
+                yield piece
+    except DecompressionLimitError:
+        raise DecompressionLimitError(limit) from None
+    except KafkaError:
+        raise
+    except Exception as exc:  # each codec library raises its own error types on corrupt input
+        raise KafkaError(ErrorCode.UNKNOWN_SERVER_ERROR, "Failed to decompress record stream") from exc
+    finally:
+        pieces.close()
+
+
+def _decompress_pieces(codec: int, payload: memoryview, limit: int, chunk: int
+                       ) -> Generator[bytes, None, None]:
+    if codec == COMPRESSION_GZIP:
+        yield from _gzip_pieces(payload, chunk)
+    elif codec == COMPRESSION_SNAPPY:
+        yield from _snappy_pieces(payload, limit)
+    elif codec == COMPRESSION_LZ4:
+        yield from _lz4_pieces(payload, chunk)
+    elif codec == COMPRESSION_ZSTD:
+        reader = zstandard.ZstdDecompressor().stream_reader(payload, read_across_frames=True)
+        while piece := reader.read(chunk):
+            yield piece
+    else:
+        raise KafkaError(ErrorCode.UNKNOWN_SERVER_ERROR, f"Unknown compression type id: {codec}")
+
+
+_GZIP_MAGIC = b"\x1f\x8b"
+
+
+def _gzip_pieces(payload: memoryview, chunk: int) -> Iterator[bytes]:
+    # Java's GZIPInputStream reads concatenated members and ignores what follows the last one.
+    data: bytes | memoryview = payload
+    while True:
+        member = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        while not member.eof:
+            piece = member.decompress(data, chunk)
+            data = member.unconsumed_tail
+            if not piece and not data:
+                return  # the input ended inside the member
+            yield piece
+        data = member.unused_data
+        if not data.startswith(_GZIP_MAGIC):
+            return
+
+
+def _snappy_pieces(payload: memoryview, limit: int) -> Iterator[bytes]:
+    # Xerial framing (Java, librdkafka): a 16-byte header, then blocks of (int32 length, raw
+    # snappy block); anything else is one raw block, as snappy-java's SnappyInputStream reads it.
+    # A raw block declares its uncompressed size first, checked here before anything is allocated.
+    if bytes(payload[:8]) != _XERIAL_MAGIC:
+        yield _snappy_block(payload, limit)
+        return
+    pos = 16
+    while pos < len(payload):
+        if len(payload) - pos < 4:
+            raise ValueError("truncated xerial block length")
+        (length,) = struct.unpack_from(">i", payload, pos)
+        pos += 4
+        if length < 0 or pos + length > len(payload):
+            raise ValueError(f"invalid xerial block length {length}")
+        block = _snappy_block(payload[pos : pos + length], limit)
+        limit -= len(block)
+        yield block
+        pos += length
+
+
+def _snappy_block(block: memoryview, limit: int) -> bytes:
+    declared = int(cramjam.snappy.decompress_raw_len(block))
+    if declared > limit:
+        raise DecompressionLimitError(limit)
+    return bytes(cramjam.snappy.decompress_raw(block))
+
+
+def _lz4_pieces(payload: memoryview, chunk: int) -> Iterator[bytes]:
+    decompressor = lz4.frame.LZ4FrameDecompressor()
+    piece = decompressor.decompress(payload, max_length=chunk)
+    while True:
+        yield piece
+        if decompressor.eof or decompressor.needs_input:
+            return  # the frame ended, or the input ended inside it
+        piece = decompressor.decompress(b"", max_length=chunk)
 
 
 def compress(codec: int, payload: bytes) -> bytes:
@@ -277,6 +403,122 @@ def iter_records(batch: bytes | bytearray | memoryview) -> Iterator[Record]:
         yield Record(header.base_offset + offset_delta, header.base_timestamp + timestamp_delta, key, value, headers)
     if pos != len(body):
         raise KafkaError(ErrorCode.INVALID_RECORD, "Incorrect declared batch size, records still remaining in file")
+
+
+# -- reading records as Kafka's DefaultRecord.readFrom does ----------------------------------
+
+INVALID_RECORD_STRUCTURE = "Found invalid record structure"
+PREMATURE_EOF = "Incorrect declared batch size, premature EOF reached"
+RECORDS_REMAINING = "Incorrect declared batch size, records still remaining in file"
+
+
+class _Underflow(Exception):
+    """Reading past the end (Java's BufferUnderflowException)."""
+
+
+class _VarintTooLong(Exception):
+    """A varint longer than its type allows (ByteUtils' IllegalArgumentException)."""
+
+
+def _varint32(buf: bytes | bytearray | memoryview, pos: int, end: int) -> tuple[int, int]:
+    """ByteUtils.readVarint: a zigzag int32 in at most 5 bytes; (value, position after it)."""
+    raw = 0
+    shift = 0
+    while True:
+        if pos >= end:
+            raise _Underflow
+        byte = buf[pos]
+        pos += 1
+        raw |= (byte & 0x7F) << shift
+        if not byte & 0x80:
+            break
+        shift += 7
+        if shift > 28:
+            raise _VarintTooLong
+    raw &= 0xFFFFFFFF
+    return (raw >> 1) ^ -(raw & 1), pos
+
+
+def _varlong(buf: bytes | bytearray | memoryview, pos: int, end: int) -> tuple[int, int]:
+    """ByteUtils.readVarlong: a zigzag int64 in at most 10 bytes; (value, position after it)."""
+    raw = 0
+    shift = 0
+    while True:
+        if pos >= end:
+            raise _Underflow
+        byte = buf[pos]
+        pos += 1
+        raw |= (byte & 0x7F) << shift
+        if not byte & 0x80:
+            break
+        shift += 7
+        if shift > 63:
+            raise _VarintTooLong
+    raw &= 0xFFFFFFFFFFFFFFFF
+    return (raw >> 1) ^ -(raw & 1), pos
+
+
+def read_record_size(buf: bytes | bytearray | memoryview, pos: int, end: int) -> tuple[int, int] | None:
+    """(sizeOfBody, position of the body) of the record at `pos`; None if its varint runs past `end`.
+
+    A varint longer than 5 bytes is KafkaError(UNKNOWN_SERVER_ERROR): Kafka's record iterator
+    lets that IllegalArgumentException escape to the request handler.
+    """
+    try:
+        return _varint32(buf, pos, end)
+    except _Underflow:
+        return None
+    except _VarintTooLong:
+        raise KafkaError(ErrorCode.UNKNOWN_SERVER_ERROR, "Varint is too long") from None
+
+
+def read_record_body(buf: bytes | bytearray | memoryview, pos: int, size: int, limit: int
+                     ) -> tuple[int, int, int, int, int, int]:
+    """Kafka's DefaultRecord.readFrom after the size: the body at `pos`, reading nothing at or past `limit`.
+
+    Returns (position after the record, attributes, timestampDelta, offsetDelta, keySize,
+    valueSize); sizes are -1 for null. KafkaError(INVALID_RECORD) with Kafka's message
+    when the body is malformed or its length is not `size`.
+    """
+    start = pos
+    try:
+        if pos >= limit:
+            raise _Underflow
+        attributes = buf[pos]
+        timestamp_delta, pos = _varlong(buf, pos + 1, limit)
+        offset_delta, pos = _varint32(buf, pos, limit)
+        key_size, pos = _varint32(buf, pos, limit)
+        if key_size >= 0:
+            pos = _skip(pos, key_size, limit)
+        value_size, pos = _varint32(buf, pos, limit)
+        if value_size >= 0:
+            pos = _skip(pos, value_size, limit)
+        header_count, pos = _varint32(buf, pos, limit)
+        if header_count < 0:
+            raise KafkaError(ErrorCode.INVALID_RECORD, f"Found invalid number of record headers {header_count}")
+        if header_count > limit - pos:
+            raise KafkaError(ErrorCode.INVALID_RECORD, f"Found invalid number of record headers. {header_count} "
+                             "is larger than the remaining size of the buffer")
+        for _ in range(header_count):
+            header_key_size, pos = _varint32(buf, pos, limit)
+            if header_key_size < 0:
+                raise KafkaError(ErrorCode.INVALID_RECORD, f"Invalid negative header key size {header_key_size}")
+            pos = _skip(pos, header_key_size, limit)
+            header_value_size, pos = _varint32(buf, pos, limit)
+            if header_value_size >= 0:
+                pos = _skip(pos, header_value_size, limit)
+    except (_Underflow, _VarintTooLong):
+        raise KafkaError(ErrorCode.INVALID_RECORD, INVALID_RECORD_STRUCTURE) from None
+    if pos - start != size:
+        raise KafkaError(ErrorCode.INVALID_RECORD, f"Invalid record size: expected to read {size} bytes in "
+                         f"record payload, but instead read {pos - start}")
+    return pos, attributes, timestamp_delta, offset_delta, key_size, value_size
+
+
+def _skip(pos: int, size: int, limit: int) -> int:
+    if size > limit - pos:
+        raise _Underflow  # Java: a slice limit past the buffer's end (IllegalArgumentException)
+    return pos + size
 
 
 def _encode_varint(value: int) -> bytes:

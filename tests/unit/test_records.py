@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from minibroker.protocol import records
-from minibroker.protocol.errors import KafkaError
+from minibroker.protocol.errors import DecompressionLimitError, ErrorCode, KafkaError
 
 
 @pytest.mark.parametrize("codec", [0, 1, 2, 3, 4])
@@ -72,3 +72,53 @@ def test_sequence_wraps_from_int_max_to_zero(sequence, increment):
     result = records.increment_sequence(sequence, increment)
     assert 0 <= result <= 2**31 - 1
     assert result == (sequence + increment) % 2**31
+
+
+@pytest.mark.parametrize("codec", [1, 2, 3, 4])
+def test_iter_decompressed_gives_the_records_section_in_bounded_pieces(codec):
+    body = b"".join(b"record %d " % i * 50 for i in range(2000))
+    payload = records.compress(codec, body)
+    pieces = list(records.iter_decompressed(codec, payload, limit=len(body), chunk=4096))
+    assert b"".join(pieces) == body
+    if codec != 2:  # raw snappy comes a block at a time, its declared size checked before decompressing
+        assert max(len(piece) for piece in pieces) <= 4096
+
+
+@pytest.mark.parametrize("codec", [1, 2, 3, 4])
+def test_iter_decompressed_stops_at_the_limit(codec):
+    body = bytes(1 << 20)
+    with pytest.raises(DecompressionLimitError) as caught:
+        list(records.iter_decompressed(codec, records.compress(codec, body), limit=100_000, chunk=4096))
+    assert caught.value.code == ErrorCode.MESSAGE_TOO_LARGE
+    assert caught.value.limit == 100_000
+
+
+def test_gzip_members_are_read_one_after_another():
+    import gzip
+
+    payload = gzip.compress(b"first ") + gzip.compress(b"second")
+    assert b"".join(records.iter_decompressed(1, payload, limit=100)) == b"first second"
+
+
+def test_xerial_snappy_blocks_are_read_one_after_another():
+    import cramjam
+
+    blocks = [bytes(cramjam.snappy.compress_raw(part)) for part in (b"a" * 100, b"b" * 100)]
+    framed = b"\x82SNAPPY\x00" + b"\x00\x00\x00\x01" * 2 + b"".join(len(b).to_bytes(4, "big") + b for b in blocks)
+    assert list(records.iter_decompressed(2, framed, limit=1000)) == [b"a" * 100, b"b" * 100]
+
+
+def test_undecodable_stream_is_unknown_server_error():
+    with pytest.raises(KafkaError) as caught:
+        list(records.iter_decompressed(4, b"\x28\xb5\x2f\xfd garbage", limit=1000))
+    assert (caught.value.code, caught.value.message) == (ErrorCode.UNKNOWN_SERVER_ERROR,
+                                                         "Failed to decompress record stream")
+
+
+def test_record_body_is_read_as_kafkas_default_record_reads_it():
+    body = b"\x00" + b"\x06" + b"\x02" + b"\x02k" + b"\x04vv" + b"\x02" + b"\x02h" + b"\x01"
+    assert records.read_record_size(bytes([len(body) * 2]) + body, 0, 1 + len(body)) == (len(body), 1)
+    assert records.read_record_body(body, 0, len(body), len(body)) == (len(body), 0, 3, 1, 1, 2)
+    with pytest.raises(KafkaError, match="^Found invalid record structure$"):
+        records.read_record_body(body, 0, len(body), 4)  # the key runs past the end
+    assert records.read_record_size(b"\x80", 0, 1) is None  # the varint goes on past the end
