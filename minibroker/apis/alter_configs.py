@@ -1,9 +1,16 @@
-"""AlterConfigs (33): replace a resource's whole set of dynamic configs."""
+"""AlterConfigs (33), v0-2: replace a resource's whole set of dynamic configs.
+
+Mirrors Kafka 4's path: ConfigAdminManager.preprocess on the receiving broker (duplicates, null values, the
+broker id, DynamicBrokerConfig's checks of broker configs), then the controller's
+ConfigurationControlManager.legacyAlterConfigs (topic configs validated as LogConfig.validate does). Every
+check and every change goes through the config registry (core/config.py).
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
+from ..core.cluster import validate_topic_name
 from ..protocol.errors import ErrorCode, KafkaError
 from ..protocol.messages import AlterConfigsRequest, AlterConfigsResponse
 from . import config_resources
@@ -16,9 +23,12 @@ _Response = AlterConfigsResponse.AlterConfigsResourceResponse
 
 
 def handle(request: AlterConfigsRequest, ctx: RequestContext) -> AlterConfigsResponse:
+    duplicates = config_resources.duplicate_resources(request.resources)
     responses = []
-    for resource in request.resources:
+    for index, resource in enumerate(request.resources):
         try:
+            if index in duplicates:
+                raise KafkaError(ErrorCode.INVALID_REQUEST, "Each resource must appear at most once.")
             _alter(resource, request.validate_only, ctx)
             responses.append(_Response(error_code=0, error_message=None, resource_type=resource.resource_type,
                                        resource_name=resource.resource_name))
@@ -29,29 +39,17 @@ def handle(request: AlterConfigsRequest, ctx: RequestContext) -> AlterConfigsRes
 
 
 def _alter(resource: Any, validate_only: bool, ctx: RequestContext) -> None:
-    cluster = ctx.cluster
-    raw = {config.name: config.value for config in resource.configs}
+    config = ctx.cluster.config
+    config_resources.check_configs(resource.configs)
+    raw = {c.name: c.value for c in resource.configs}
     if resource.resource_type == config_resources.TOPIC:
-        topic = config_resources.resolve_topic(cluster, resource.resource_name)
-        overrides = cluster.config.parse_topic_configs(raw)
+        validate_topic_name(resource.resource_name)
+        overrides = config.parse_topic_configs(raw)  # the whole new set, validated before the topic is looked up
+        topic = config_resources.resolve_topic(ctx.cluster, resource.resource_name)
         if not validate_only:
             topic.configs = overrides
     elif resource.resource_type == config_resources.BROKER:
-        node_level = config_resources.broker_is_node_level(cluster, ctx.node.node_id, resource.resource_name)
-        parsed = {}
-        for name, value in raw.items():
-            definition = cluster.config.broker_def(name)
-            if not definition.dynamic:
-                raise KafkaError(ErrorCode.INVALID_CONFIG, f"Cannot update these configs dynamically: {{{name}}}")
-            if value is not None:
-                parsed[name] = definition.parse(value)
-        if not validate_only:
-            layer = cluster.config.dynamic_node if node_level else cluster.config.dynamic_default
-            layer.clear()
-            layer.update(parsed)
-    elif resource.resource_type == config_resources.BROKER_LOGGER:
-        raise KafkaError(ErrorCode.INVALID_REQUEST, "AlterConfigs does not support BROKER_LOGGER resources")
-    else:
-        raise KafkaError(ErrorCode.INVALID_REQUEST, f"Unsupported resource type {resource.resource_type}")
-
-
+        node_id = config_resources.alter_broker_target(ctx.node, resource.resource_name)
+        config.alter_dynamic(node_id, raw, validate_only)
+    else:  # AlterConfigs never served BROKER_LOGGER (KIP-412 added it to IncrementalAlterConfigs only)
+        raise config_resources.unserved_type(resource.resource_type, f"Unknown resource type {resource.resource_type}")

@@ -1,13 +1,20 @@
-"""Shared by the config APIs: resource types and how a resource name resolves."""
+"""Shared by the config APIs: resource types, how a resource name resolves, and the checks every resource of
+AlterConfigs and IncrementalAlterConfigs goes through first (ConfigAdminManager.preprocess)."""
 
 from __future__ import annotations
 
-from ..core.cluster import Cluster, Topic
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from ..core.cluster import Cluster, Node, Topic
 from ..protocol.errors import ErrorCode, KafkaError
 
 TOPIC = 2
 BROKER = 4
 BROKER_LOGGER = 8
+# ConfigResource.Type values Kafka serves and minibroker does not
+_NOT_IMPLEMENTED = {16: "CLIENT_METRICS", 32: "GROUP"}
 
 
 def resolve_topic(cluster: Cluster, name: str) -> Topic:
@@ -18,13 +25,75 @@ def resolve_topic(cluster: Cluster, name: str) -> Topic:
     return topic
 
 
-def broker_is_node_level(cluster: Cluster, node_id: int, name: str) -> bool:
-    """True for this node's own resource ("<id>"), False for the cluster default (""); KafkaError otherwise."""
+def _broker_id(name: str, what: str) -> int:
+    try:
+        return int(name)
+    except ValueError:
+        raise KafkaError(ErrorCode.INVALID_REQUEST, f"{what} must be an integer, but it is: {name}") from None
+
+
+def describe_broker_target(node: Node, name: str) -> bool:
+    """True for this node's BROKER resource ("<id>"), False for the cluster default (""); as ConfigHelper."""
     if name == "":
         return False
-    if name != str(node_id) and not (name.isdigit() and cluster.node(int(name)) is not None):
-        raise KafkaError(
-            ErrorCode.INVALID_REQUEST,
-            f"Unexpected broker id, expected {node_id} or empty string, but received {name}",
-        )
+    if _broker_id(name, "Broker id") != node.node_id:
+        raise KafkaError(ErrorCode.INVALID_REQUEST,
+                         f"Unexpected broker id, expected {node.node_id} or empty string, but received {name}")
     return True
+
+
+def describe_logger_target(node: Node, name: str) -> None:
+    """KafkaError unless a BROKER_LOGGER resource names this node (ConfigHelper)."""
+    if name == "":
+        raise KafkaError(ErrorCode.INVALID_REQUEST, "Broker id must not be empty")
+    if _broker_id(name, "Broker id") != node.node_id:
+        raise KafkaError(ErrorCode.INVALID_REQUEST,
+                         f"Unexpected broker id, expected {node.node_id} but received {name}")
+
+
+def alter_broker_target(node: Node, name: str) -> int | None:
+    """The node a BROKER resource of an alter request names, None for the cluster default ("").
+
+    ConfigAdminManager.validateResourceNameIsCurrentNodeId: only the receiving node's own id is accepted.
+    """
+    if name == "":
+        return None
+    if _broker_id(name, "Node id") != node.node_id:
+        raise KafkaError(ErrorCode.INVALID_REQUEST,
+                         f"Unexpected broker id, expected {node.node_id}, but received {name}")
+    return node.node_id
+
+
+def node_static_configs(node: Node) -> dict[str, Any]:
+    """What a Kafka node has in its server.properties and minibroker takes from its command line."""
+    static: dict[str, Any] = {"node.id": node.node_id, "broker.id": node.node_id}
+    bind = (node.bind_host or node.host, node.bind_port if node.bind_port is not None else node.port)
+    static["listeners"] = f"PLAINTEXT://{bind[0]}:{bind[1]}"
+    if (node.host, node.port) != bind:
+        static["advertised.listeners"] = f"PLAINTEXT://{node.host}:{node.port}"
+    return static
+
+
+def duplicate_resources(resources: Sequence[Any]) -> set[int]:
+    """Indexes of resources that appear more than once: "Each resource must appear at most once."."""
+    counts = Counter((r.resource_type, r.resource_name) for r in resources)
+    return {i for i, r in enumerate(resources) if counts[(r.resource_type, r.resource_name)] > 1}
+
+
+def check_configs(configs: Iterable[Any], null_allowed: Any = lambda config: False) -> None:
+    """ConfigAdminManager.preprocess: duplicate config keys, then null values, refused with INVALID_REQUEST."""
+    configs = list(configs)
+    names = [config.name for config in configs]
+    if len(set(names)) != len(names):
+        raise KafkaError(ErrorCode.INVALID_REQUEST, "Error due to duplicate config keys")
+    nulls = [config.name for config in configs if config.value is None and not null_allowed(config)]
+    if nulls:
+        raise KafkaError(ErrorCode.INVALID_REQUEST, "Null value not supported for : " + ", ".join(nulls))
+
+
+def unserved_type(resource_type: int, unknown_message: str) -> KafkaError:
+    """The refusal for a resource type the config APIs do not serve here."""
+    if resource_type in _NOT_IMPLEMENTED:
+        return KafkaError(ErrorCode.INVALID_CONFIG,
+                          f"minibroker does not implement {_NOT_IMPLEMENTED[resource_type]} configs")
+    return KafkaError(ErrorCode.INVALID_REQUEST, unknown_message)

@@ -1,10 +1,16 @@
-"""DescribeConfigs (32): values with Kafka's config sources, synonyms, types and docs."""
+"""DescribeConfigs (32), v1-4: values with Kafka's config sources, synonyms, types and docs.
+
+Mirrors Kafka's ConfigHelper.describeConfigs: a TOPIC lists every topic config (LogConfig), BROKER "<id>"
+every broker config of the receiving node (read-only ones included), BROKER "" only the dynamic
+cluster defaults that are set; values, sources and synonyms come from the config registry (core/config.py).
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
-from ..core.config import BROKER_CONFIGS, ConfigEntry, ConfigSource
+from ..core.cluster import validate_topic_name
+from ..core.config import ConfigEntry, ConfigSource
 from ..protocol.errors import ErrorCode, KafkaError
 from ..protocol.messages import DescribeConfigsRequest, DescribeConfigsResponse
 from . import config_resources
@@ -33,44 +39,47 @@ def handle(request: DescribeConfigsRequest, ctx: RequestContext) -> DescribeConf
 
 
 def _describe(resource: Any, request: DescribeConfigsRequest, ctx: RequestContext) -> list[Any]:
-    cluster = ctx.cluster
-    keys = resource.configuration_keys
-    entries: list[tuple[ConfigEntry, bool]] = []
+    config = ctx.cluster.config
+    keys = set(resource.configuration_keys or ())  # null or empty: every config (ConfigHelperUtils)
+    entries: list[ConfigEntry] = []
     if resource.resource_type == config_resources.TOPIC:
-        topic = config_resources.resolve_topic(cluster, resource.resource_name)
-        for name in cluster.config.topic_names():
-            if keys is None or name in keys:
-                entries.append((cluster.config.describe_topic(name, topic.configs), False))
+        validate_topic_name(resource.resource_name)
+        topic = ctx.cluster.topics.get(resource.resource_name)
+        if topic is None:  # ConfigHelper sets the code and no message
+            raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, None)
+        entries = [config.describe_topic(name, topic.configs, ctx.node.node_id)
+                   for name in config.topic_names() if not keys or name in keys]
     elif resource.resource_type == config_resources.BROKER:
-        node_level = config_resources.broker_is_node_level(cluster, ctx.node.node_id, resource.resource_name)
-        for name in cluster.config.broker_names():
-            if keys is not None and name not in keys:
-                continue
-            entry = cluster.config.describe(name, per_node=node_level)
-            if not node_level and entry.source is not ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG:
-                continue  # the cluster-default resource lists only what is set there
-            entries.append((entry, not BROKER_CONFIGS[name].dynamic))
+        if config_resources.describe_broker_target(ctx.node, resource.resource_name):
+            static = config_resources.node_static_configs(ctx.node)
+            entries = [config.describe(name, True, ctx.node.node_id, static)
+                       for name in config.broker_names() if not keys or name in keys]
+        else:
+            entries = [config.describe(name, per_node=False) for name in sorted(config.dynamic_default)
+                       if not keys or name in keys]
     elif resource.resource_type == config_resources.BROKER_LOGGER:
-        return []
+        config_resources.describe_logger_target(ctx.node, resource.resource_name)
+        return []  # minibroker logs through Python logging; it has no log4j loggers to list
     else:
-        raise KafkaError(ErrorCode.INVALID_REQUEST, f"Unsupported resource type {resource.resource_type}")
-    return [_render(entry, read_only, request, ctx.api_version) for entry, read_only in entries]
+        raise config_resources.unserved_type(resource.resource_type,
+                                             f"Unsupported resource type {resource.resource_type}")
+    return [_render(entry, request, ctx.api_version) for entry in entries]
 
 
-def _render(entry: ConfigEntry, read_only: bool, request: DescribeConfigsRequest, version: int) -> Any:
+def _render(entry: ConfigEntry, request: DescribeConfigsRequest, version: int) -> Any:
     definition = entry.definition
     synonyms = []
     if request.include_synonyms:
-        synonyms = [_Synonym(name=name, value=definition.render(value), source=source)
-                    for name, value, source in entry.synonyms]
+        synonyms = [_Synonym(name=name, value=value, source=source)
+                    for name, value, source in entry.rendered_synonyms()]
     return _Config(
         name=entry.name,
         value=entry.rendered,
-        read_only=read_only,
+        read_only=entry.read_only,
         config_source=entry.source,
         is_default=entry.source is ConfigSource.DEFAULT_CONFIG,
-        is_sensitive=False,
+        is_sensitive=definition.sensitive,
         synonyms=synonyms,
         config_type=definition.type,
-        documentation=definition.doc if request.include_documentation else None,
+        documentation=(definition.doc or None) if request.include_documentation else None,
     )

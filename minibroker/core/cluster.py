@@ -24,11 +24,11 @@ MAX_TOPIC_NAME_LENGTH = 249
 GROUP_METADATA_TOPIC = "__consumer_offsets"
 TRANSACTION_STATE_TOPIC = "__transaction_state"
 INTERNAL_TOPICS = frozenset({GROUP_METADATA_TOPIC, TRANSACTION_STATE_TOPIC})
-# Kafka's offsets.topic.num.partitions and transaction.state.log.num.partitions defaults
-INTERNAL_TOPIC_PARTITIONS = 50
-# offsets.topic.replication.factor / transaction.state.log.replication.factor default to 3; here capped to the
-# node count, as a single-node Kafka must be configured, or its coordinators never become available
-INTERNAL_TOPIC_REPLICATION_FACTOR = 3
+# the broker configs that size each internal topic: (partitions, replication factor)
+INTERNAL_TOPIC_SIZES = {
+    GROUP_METADATA_TOPIC: ("offsets.topic.num.partitions", "offsets.topic.replication.factor"),
+    TRANSACTION_STATE_TOPIC: ("transaction.state.log.num.partitions", "transaction.state.log.replication.factor"),
+}
 # what GroupCoordinatorService.groupMetadataTopicConfigs and TransactionLog's topic configs set on creation
 INTERNAL_TOPIC_CONFIGS: dict[str, dict[str, str]] = {
     GROUP_METADATA_TOPIC: {"cleanup.policy": "compact", "compression.type": "producer", "segment.bytes": "104857600"},
@@ -520,8 +520,10 @@ class Cluster:
             return NewTopic(name)
         known = set(self.config.topic_names())
         configs: dict[str, str | None] = {k: v for k, v in INTERNAL_TOPIC_CONFIGS[name].items() if k in known}
-        return NewTopic(name, INTERNAL_TOPIC_PARTITIONS, min(INTERNAL_TOPIC_REPLICATION_FACTOR, len(self.nodes)),
-                        configs)
+        partitions, replication_factor = (self.config[key] for key in INTERNAL_TOPIC_SIZES[name])
+        # Kafka's default replication factor (3) cannot be met by fewer nodes, and a single-node Kafka must lower
+        # it or its coordinators never become available; here it is capped to the node count instead
+        return NewTopic(name, partitions, min(replication_factor, len(self.nodes)), configs)
 
     def new_producer_id(self) -> int:
         """A fresh, never reused producer id."""

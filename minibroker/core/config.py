@@ -1,17 +1,32 @@
 """The one config registry: every broker and topic config is declared here once.
 
-CLI flags, `server.properties`, CreateTopics, DescribeConfigs, AlterConfigs and
-IncrementalAlterConfigs all go through `ConfigDef.parse`, so a bound is
-enforced everywhere at once.
+Kafka 4.2's own lists (names, types, defaults, validators, update modes, topic -> broker fallbacks) are data
+in `config_table.py`. This module adds what minibroker does with each config and Kafka's rules around them:
+value parsing and validator messages (`ConfigDef`), the layers a broker config is read from, sources and
+synonyms as `ConfigHelper` reports them, topic validation as `LogConfig.validate` does it, and the checks
+`ConfigAdminManager` and `DynamicBrokerConfig` apply to AlterConfigs and IncrementalAlterConfigs on a broker.
+CLI flags, `server.properties`, CreateTopics, DescribeConfigs, AlterConfigs and IncrementalAlterConfigs all
+go through it, so a bound is enforced everywhere at once.
+
+Every config Kafka lists is described with Kafka's default. What minibroker does with one is its support:
+IMPLEMENTED configs change behaviour; INERT ones tune what an in-memory broker does not have (threads,
+buffers, disk flushing, index files) and are accepted with any valid value; UNSUPPORTED ones (listeners,
+security, quotas, tiered storage, plugins, ...) keep Kafka's default, and any other value is refused, so a
+client is never told something took effect that did not.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from enum import IntEnum
+import math
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from decimal import Decimal
+from enum import Enum, IntEnum
 from typing import Any
 
 from ..protocol.errors import ErrorCode, KafkaError
+from .config_table import BROKER_TABLE, TOPIC_TABLE
 
 LONG_MAX = 2**63 - 1
 INT_MAX = 2**31 - 1
@@ -44,6 +59,30 @@ class ConfigSource(IntEnum):
     DYNAMIC_BROKER_LOGGER_CONFIG = 6
 
 
+class UpdateMode(Enum):
+    """Where a broker config may change without a restart (DynamicBrokerConfig.dynamicConfigUpdateModes)."""
+
+    READ_ONLY = "read-only"
+    PER_BROKER = "per-broker"
+    CLUSTER_WIDE = "cluster-wide"
+
+
+class Support(Enum):
+    """What minibroker does with a config (see the module docstring)."""
+
+    IMPLEMENTED = "implemented"
+    INERT = "inert"
+    UNSUPPORTED = "unsupported"
+
+
+class _NoDefault:
+    def __repr__(self) -> str:
+        return "NO_DEFAULT"
+
+
+NO_DEFAULT: Any = _NoDefault()  # ConfigDef.NO_DEFAULT_VALUE: a config Kafka requires to be set
+
+
 class ConfigError(KafkaError):
     """An invalid config name or value (INVALID_CONFIG)."""
 
@@ -51,219 +90,326 @@ class ConfigError(KafkaError):
         super().__init__(ErrorCode.INVALID_CONFIG, message)
 
 
+def _invalid(name: str, value: Any, message: str) -> ConfigError:
+    """Kafka's ConfigException(name, value, message) text."""
+    return ConfigError(f"Invalid value {value} for configuration {name}: {message}")
+
+
+def java_double(value: float) -> str:
+    """`Double.toString`: 0.5, 1.0E7, 1.7976931348623157E308 (what Kafka shows for a DOUBLE)."""
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "Infinity" if value > 0 else "-Infinity"
+    if value == 0:
+        return "-0.0" if math.copysign(1.0, value) < 0 else "0.0"
+    if 1e-3 <= abs(value) < 1e7:
+        text = repr(float(value))
+        return text if "." in text else text + ".0"
+    sign, digits, exponent = Decimal(repr(float(value))).normalize().as_tuple()
+    text = "".join(map(str, digits))
+    assert isinstance(exponent, int)
+    return f"{'-' if sign else ''}{text[0]}.{text[1:] or '0'}E{len(text) - 1 + exponent}"
+
+
+_INTEGER = re.compile(r"[+-]?\d+")
+_BOUNDS = {ConfigType.SHORT: 2**15, ConfigType.INT: 2**31, ConfigType.LONG: 2**63}
+_THROTTLED_REPLICAS = re.compile(r"(\d+:\d+)?")
+
+
 @dataclass(frozen=True)
 class ConfigDef:
-    """One config: its name, type, default, bounds and where it may be set."""
+    """One config: name, type, default, Kafka's validator, update mode, support and fallback."""
 
     name: str
     type: ConfigType
-    default: Any
-    doc: str = ""
-    minimum: int | float | None = None
-    maximum: int | float | None = None
-    choices: tuple[str, ...] | None = None
-    dynamic: bool = False  # broker configs: settable through AlterConfigs
+    default: Any  # parsed; None is a null default, NO_DEFAULT none at all
+    validator: str = ""  # Kafka's description of the valid values, e.g. "[1,...]" or "[CreateTime, LogAppendTime]"
+    mode: UpdateMode = UpdateMode.READ_ONLY  # broker configs only
+    support: Support = Support.UNSUPPORTED
     broker_synonym: str | None = None  # topic configs: the broker config they fall back to
+    internal: bool = False  # Kafka's defineInternal: accepted, listed only once set
+    doc: str = ""
+
+    @property
+    def dynamic(self) -> bool:
+        """Whether AlterConfigs may change it on a broker (DynamicBrokerConfig.ALL_DYNAMIC_CONFIGS)."""
+        return self.mode is not UpdateMode.READ_ONLY
+
+    @property
+    def sensitive(self) -> bool:
+        """PASSWORD configs: DescribeConfigs shows no value (KafkaConfig.maybeSensitive)."""
+        return self.type is ConfigType.PASSWORD
+
+    @property
+    def has_default(self) -> bool:
+        return self.default is not NO_DEFAULT
 
     def parse(self, raw: Any) -> Any:
-        """The typed value of `raw` (a string or a Python value); ConfigError if invalid."""
+        """The typed value of `raw` (a string or a Python value); ConfigError with Kafka's message if invalid."""
+        value = self._convert(raw)
+        self._validate(value)
+        return value
+
+    def _convert(self, raw: Any) -> Any:
+        """ConfigDef.parseType."""
         value = raw.strip() if isinstance(raw, str) else raw
-        try:
-            if self.type in (ConfigType.INT, ConfigType.LONG, ConfigType.SHORT):
-                if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
-                    raise ValueError
-                parsed: Any = int(value)
-                limit = INT_MAX if self.type is ConfigType.INT else LONG_MAX
-                if not -limit - 1 <= parsed <= limit:
-                    raise ValueError
-            elif self.type is ConfigType.DOUBLE:
-                parsed = float(value)
-            elif self.type is ConfigType.BOOLEAN:
-                if isinstance(value, bool):
-                    parsed = value
-                elif str(value).lower() in ("true", "false"):
-                    parsed = str(value).lower() == "true"
-                else:
-                    raise ValueError
-            elif self.type is ConfigType.LIST:
-                parsed = [item.strip() for item in str(value).split(",") if item.strip()]
+        kind = self.type
+        if kind in _BOUNDS:
+            if isinstance(value, int) and not isinstance(value, bool):
+                parsed = value
+            elif isinstance(value, str) and _INTEGER.fullmatch(value):
+                parsed = int(value)
             else:
-                parsed = str(value)
-        except (TypeError, ValueError):
-            kind = {ConfigType.BOOLEAN: "a boolean"}.get(self.type, f"a valid {self.type.name.lower()}")
-            raise ConfigError(
-                f"Invalid value {raw} for configuration {self.name}: Not {kind}"
-            ) from None
-        if self.minimum is not None and parsed < self.minimum:
-            raise ConfigError(
-                f"Invalid value {raw} for configuration {self.name}: Value must be at least {self.minimum}"
-            )
-        if self.maximum is not None and parsed > self.maximum:
-            raise ConfigError(
-                f"Invalid value {raw} for configuration {self.name}: Value must be no more than {self.maximum}"
-            )
-        if self.choices is not None:
-            items = parsed if isinstance(parsed, list) else [parsed]
-            for item in items:
-                if item not in self.choices:
-                    raise ConfigError(
-                        f"Invalid value {raw} for configuration {self.name}: "
-                        f"String must be one of: {', '.join(self.choices)}"
-                    )
-        return parsed
+                raise _invalid(self.name, raw, f"Not a number of type {kind.name}")
+            if not -_BOUNDS[kind] <= parsed < _BOUNDS[kind]:
+                raise _invalid(self.name, raw, f"Not a number of type {kind.name}")
+            return parsed
+        if kind is ConfigType.DOUBLE:
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                return float(value)
+            try:
+                if not isinstance(value, str) or "_" in value:
+                    raise ValueError
+                return float(value)
+            except ValueError:
+                raise _invalid(self.name, raw, "Not a number of type DOUBLE") from None
+        if kind is ConfigType.BOOLEAN:
+            if isinstance(value, bool):
+                return value
+            if isinstance(value, str) and value.lower() in ("true", "false"):
+                return value.lower() == "true"
+            raise _invalid(self.name, raw, "Expected value to be either true or false")
+        if kind is ConfigType.LIST:
+            if isinstance(value, (list, tuple)):
+                return [str(item).strip() for item in value]
+            text = str(value)
+            return [item.strip() for item in text.split(",")] if text else []
+        return str(value)
+
+    def _validate(self, value: Any) -> None:
+        """The validator Kafka declares for the config, with its messages (ConfigDef.Range, ValidString, ...)."""
+        rule = self.validator
+        if not rule or value is None:
+            return
+        if self.type is ConfigType.LIST:
+            self._validate_list(value)
+            return
+        alternative = None
+        if " or " in rule:  # "[1,...,9] or -1": a range plus one extra value
+            rule, extra = rule.split(" or ")
+            alternative = int(extra)
+        if "..." in rule:
+            if value == alternative:
+                return
+            low, _, high = rule.strip("[]").partition("...")
+            low, high = low.strip(","), high.strip(",")
+            if low and value < _number(low):
+                raise _invalid(self.name, self.render(value), f"Value must be at least {low}")
+            if high and value > _number(high):
+                raise _invalid(self.name, self.render(value), f"Value must be no more than {high}")
+        elif rule.startswith("(case insensitive) ["):
+            choices = _choices(rule.removeprefix("(case insensitive) "))
+            if str(value).upper() not in choices:
+                raise _invalid(self.name, value, f"String must be one of (case insensitive): {', '.join(choices)}")
+        elif rule.startswith("["):
+            choices = _choices(rule)
+            if value not in choices:
+                raise _invalid(self.name, value, f"String must be one of: {', '.join(choices)}")
+        elif rule == "non-empty string" and value == "":
+            raise _invalid(self.name, value, "String must be non-empty")
+
+    def _validate_list(self, items: list[str]) -> None:
+        rule = self.validator
+        if rule.startswith("[partitionId]"):  # ThrottledReplicaListValidator
+            if not (all(_THROTTLED_REPLICAS.fullmatch(item) for item in items) or "".join(items) == "*"):
+                raise _invalid(self.name, ",".join(items), f"{self.name} must be the literal '*' or a list of replicas "
+                               "in the following format: [partitionId]:[brokerId],[partitionId]:[brokerId],...")
+            return
+        if rule == "non-empty list":
+            if not items:
+                raise ConfigError(f"Configuration '{self.name}' must not be empty. Valid values include: "
+                                  "any non-empty value")
+            return
+        # ConfigDef.ValidList.in(...)
+        if len(set(items)) != len(items):
+            raise ConfigError(f"Configuration '{self.name}' values must not be duplicated.")
+        choices = _choices(rule)
+        for item in items:
+            if item == "":
+                raise ConfigError(f"Configuration '{self.name}' values must not be empty.")
+            if item not in choices:
+                raise _invalid(self.name, item, f"String must be one of: {', '.join(choices)}")
 
     def render(self, value: Any) -> str | None:
-        """The string DescribeConfigs shows for `value`."""
-        if value is None:
+        """The string DescribeConfigs shows for `value` (ConfigDef.convertToString)."""
+        if value is None or value is NO_DEFAULT:
             return None
         if isinstance(value, bool):
             return "true" if value else "false"
         if isinstance(value, list):
             return ",".join(value)
+        if self.type is ConfigType.DOUBLE:
+            return java_double(float(value))
         return str(value)
 
 
-_I, _L, _S, _B, _D, _LS = (
-    ConfigType.INT, ConfigType.LONG, ConfigType.STRING, ConfigType.BOOLEAN, ConfigType.DOUBLE, ConfigType.LIST,
-)
-_TIMESTAMP_TYPES = ("CreateTime", "LogAppendTime")
-_COMPRESSION = ("uncompressed", "zstd", "lz4", "snappy", "gzip", "producer")
+def _number(text: str) -> int | float:
+    return float(text) if "." in text else int(text)
 
-BROKER_CONFIGS: dict[str, ConfigDef] = {c.name: c for c in [
-    ConfigDef("node.id", _I, 0, "The node id of this broker", minimum=0),
-    ConfigDef("broker.id", _I, 0, "Alias of node.id", minimum=0),
-    ConfigDef("num.partitions", _I, 1, "Default number of partitions for new topics", minimum=1, dynamic=False),
-    ConfigDef("default.replication.factor", _I, 1, "Default replication factor for new topics", minimum=1),
-    ConfigDef("auto.create.topics.enable", _B, True, "Create a topic when Metadata or Produce names an unknown one"),
-    ConfigDef("delete.topic.enable", _B, True, "Allow DeleteTopics"),
-    ConfigDef("message.max.bytes", _I, 1048588, "Largest record batch size allowed", minimum=0, dynamic=True),
-    ConfigDef("log.retention.ms", _L, 604800000, "How long to keep a batch (-1: forever)", minimum=-1,
-              dynamic=True),
-    ConfigDef("log.retention.bytes", _L, -1, "Largest partition size before old batches go (-1: no limit)",
-              dynamic=True),
-    ConfigDef("log.retention.check.interval.ms", _L, 300000, "How often retention runs", minimum=1),
-    ConfigDef("log.cleanup.policy", _LS, ["delete"], "delete or compact", choices=("delete", "compact"),
-              dynamic=True),
-    ConfigDef("log.segment.bytes", _I, 1073741824, "Segment size; a batch set larger than this is refused",
-              minimum=14, dynamic=True),
-    ConfigDef("log.segment.ms", _L, 604800000, "Segment roll time", minimum=1, dynamic=True),
-    ConfigDef("compression.type", _S, "producer", "Codec the broker stores batches with", choices=_COMPRESSION,
-              dynamic=True),
-    ConfigDef("log.message.timestamp.type", _S, "CreateTime", "CreateTime or LogAppendTime",
-              choices=_TIMESTAMP_TYPES, dynamic=True),
-    ConfigDef("log.message.timestamp.before.max.ms", _L, LONG_MAX, "How far in the past a record timestamp may be",
-              minimum=0, dynamic=True),
-    ConfigDef("log.message.timestamp.after.max.ms", _L, 3600000, "How far in the future a record timestamp may be",
-              minimum=0, dynamic=True),
-    ConfigDef("min.insync.replicas", _I, 1, "Replicas that must acknowledge an acks=all write", minimum=1,
-              dynamic=True),
-    ConfigDef("unclean.leader.election.enable", _B, False, "Allow out-of-sync replicas to lead", dynamic=True),
-    ConfigDef("log.cleaner.delete.retention.ms", _L, 86400000, "Tombstone retention", minimum=0, dynamic=True),
-    ConfigDef("log.cleaner.min.compaction.lag.ms", _L, 0, "Minimum compaction lag", minimum=0, dynamic=True),
-    ConfigDef("log.cleaner.max.compaction.lag.ms", _L, LONG_MAX, "Maximum compaction lag", minimum=1,
-              dynamic=True),
-    ConfigDef("log.cleaner.min.cleanable.ratio", _D, 0.5, "Dirty ratio that triggers compaction", minimum=0,
-              maximum=1, dynamic=True),
-    ConfigDef("log.index.interval.bytes", _I, 4096, "Index interval", minimum=0, dynamic=True),
-    ConfigDef("log.index.size.max.bytes", _I, 10485760, "Index size", minimum=4, dynamic=True),
-    ConfigDef("log.flush.interval.messages", _L, LONG_MAX, "Flush interval (messages)", minimum=1, dynamic=True),
-    ConfigDef("log.flush.interval.ms", _L, None, "Flush interval (ms)", dynamic=True),
-    ConfigDef("log.message.downconversion.enable", _B, True, "Down-conversion (unused)", dynamic=True),
-    ConfigDef("log.preallocate", _B, False, "Preallocate segments", dynamic=True),
-    ConfigDef("log.segment.delete.delay.ms", _L, 60000, "Delay before a segment is deleted", minimum=0,
-              dynamic=True),
-    ConfigDef("log.local.retention.ms", _L, -2, "Local retention (tiered storage)", minimum=-2, dynamic=True),
-    ConfigDef("log.local.retention.bytes", _L, -2, "Local retention bytes (tiered storage)", minimum=-2,
-              dynamic=True),
-    ConfigDef("socket.request.max.bytes", _I, 104857600, "Largest request frame accepted", minimum=1),
-    ConfigDef("log.producer.state.batches.to.retain", _I, 5,
-              "Batches kept per idempotent producer and partition for duplicate detection (KIP-1269)",
-              minimum=5, dynamic=True),
-    ConfigDef("producer.id.expiration.ms", _I, 86400000,
-              "Time a producer id is kept after its last write (KIP-854)", minimum=1, dynamic=True),
-    ConfigDef("producer.id.expiration.check.interval.ms", _I, 600000,
-              "How often expired producer ids are removed", minimum=1),
-    ConfigDef("transaction.max.timeout.ms", _I, 900000, "Largest transaction timeout a producer may ask for",
-              minimum=1),
-    ConfigDef("transaction.abort.timed.out.transaction.cleanup.interval.ms", _I, 10000,
-              "How often transactions past their timeout are aborted", minimum=1),
-    ConfigDef("transactional.id.expiration.ms", _I, 604800000,
-              "Time an idle transactional id is kept", minimum=1, dynamic=True),
-    ConfigDef("transaction.remove.expired.transaction.cleanup.interval.ms", _I, 3600000,
-              "How often expired transactional ids are removed", minimum=1),
-    ConfigDef("transaction.partition.verification.enable", _B, True,
-              "Check with the coordinator that a partition is in the transaction before a transactional write",
-              dynamic=True),
-    ConfigDef("group.min.session.timeout.ms", _I, 6000, "Shortest session timeout a group member may ask for",
-              minimum=0),
-    ConfigDef("group.max.session.timeout.ms", _I, 1800000, "Longest session timeout a group member may ask for",
-              minimum=0),
-    ConfigDef("group.initial.rebalance.delay.ms", _I, 0,
-              "Wait before the first rebalance of an empty group completes (Kafka's default is 3000; 0 here)",
-              minimum=0),
-    ConfigDef("group.max.size", _I, INT_MAX, "Most members a classic group may have", minimum=1),
-    ConfigDef("offsets.retention.minutes", _I, 10080, "How long committed offsets of an empty group are kept",
-              minimum=1),
-    ConfigDef("offsets.retention.check.interval.ms", _L, 600000, "How often expired offsets are removed",
-              minimum=1),
-    ConfigDef("offset.metadata.max.bytes", _I, 4096, "Largest metadata string an offset commit may carry",
-              minimum=0),
-]}
 
-TOPIC_CONFIGS: dict[str, ConfigDef] = {c.name: c for c in [
-    ConfigDef("cleanup.policy", _LS, ["delete"], "delete or compact", choices=("delete", "compact"),
-              broker_synonym="log.cleanup.policy"),
-    ConfigDef("compression.type", _S, "producer", "Codec batches are stored with", choices=_COMPRESSION,
-              broker_synonym="compression.type"),
-    ConfigDef("max.message.bytes", _I, 1048588, "Largest record batch size allowed", minimum=0,
-              broker_synonym="message.max.bytes"),
-    ConfigDef("retention.ms", _L, 604800000, "How long to keep a batch (-1: forever)", minimum=-1,
-              broker_synonym="log.retention.ms"),
-    ConfigDef("retention.bytes", _L, -1, "Largest partition size (-1: no limit)",
-              broker_synonym="log.retention.bytes"),
-    ConfigDef("segment.bytes", _I, 1073741824, "Segment size", minimum=14, broker_synonym="log.segment.bytes"),
-    ConfigDef("segment.ms", _L, 604800000, "Segment roll time", minimum=1, broker_synonym="log.segment.ms"),
-    ConfigDef("message.timestamp.type", _S, "CreateTime", "CreateTime or LogAppendTime", choices=_TIMESTAMP_TYPES,
-              broker_synonym="log.message.timestamp.type"),
-    ConfigDef("message.timestamp.before.max.ms", _L, LONG_MAX, "How far in the past a timestamp may be",
-              minimum=0, broker_synonym="log.message.timestamp.before.max.ms"),
-    ConfigDef("message.timestamp.after.max.ms", _L, 3600000, "How far in the future a timestamp may be",
-              minimum=0, broker_synonym="log.message.timestamp.after.max.ms"),
-    ConfigDef("min.insync.replicas", _I, 1, "Replicas that must acknowledge acks=all", minimum=1,
-              broker_synonym="min.insync.replicas"),
-    ConfigDef("unclean.leader.election.enable", _B, False, "Allow out-of-sync leaders",
-              broker_synonym="unclean.leader.election.enable"),
-    ConfigDef("delete.retention.ms", _L, 86400000, "Tombstone retention", minimum=0,
-              broker_synonym="log.cleaner.delete.retention.ms"),
-    ConfigDef("min.compaction.lag.ms", _L, 0, "Minimum compaction lag", minimum=0,
-              broker_synonym="log.cleaner.min.compaction.lag.ms"),
-    ConfigDef("max.compaction.lag.ms", _L, LONG_MAX, "Maximum compaction lag", minimum=1,
-              broker_synonym="log.cleaner.max.compaction.lag.ms"),
-    ConfigDef("min.cleanable.dirty.ratio", _D, 0.5, "Dirty ratio for compaction", minimum=0, maximum=1,
-              broker_synonym="log.cleaner.min.cleanable.ratio"),
-    ConfigDef("index.interval.bytes", _I, 4096, "Index interval", minimum=0,
-              broker_synonym="log.index.interval.bytes"),
-    ConfigDef("segment.index.bytes", _I, 10485760, "Index size", minimum=4,
-              broker_synonym="log.index.size.max.bytes"),
-    ConfigDef("flush.messages", _L, LONG_MAX, "Flush interval (messages)", minimum=1,
-              broker_synonym="log.flush.interval.messages"),
-    ConfigDef("flush.ms", _L, LONG_MAX, "Flush interval (ms)", minimum=0, broker_synonym="log.flush.interval.ms"),
-    ConfigDef("preallocate", _B, False, "Preallocate segments", broker_synonym="log.preallocate"),
-    ConfigDef("file.delete.delay.ms", _L, 60000, "Delay before a segment is deleted", minimum=0,
-              broker_synonym="log.segment.delete.delay.ms"),
-    ConfigDef("segment.jitter.ms", _L, 0, "Segment roll jitter", minimum=0),
-    ConfigDef("local.retention.ms", _L, -2, "Local retention", minimum=-2, broker_synonym="log.local.retention.ms"),
-    ConfigDef("local.retention.bytes", _L, -2, "Local retention bytes", minimum=-2,
-              broker_synonym="log.local.retention.bytes"),
-    ConfigDef("message.downconversion.enable", _B, True, "Down-conversion (unused)",
-              broker_synonym="log.message.downconversion.enable"),
-    ConfigDef("follower.replication.throttled.replicas", _LS, [], "Throttled follower replicas"),
-    ConfigDef("leader.replication.throttled.replicas", _LS, [], "Throttled leader replicas"),
-    ConfigDef("remote.storage.enable", _B, False, "Tiered storage"),
-    ConfigDef("producer.state.batches.to.retain", _I, 5,
-              "Batches kept per idempotent producer and partition for duplicate detection (KIP-1269)",
-              minimum=5, broker_synonym="log.producer.state.batches.to.retain"),
-]}
+def _choices(rule: str) -> tuple[str, ...]:
+    return tuple(item.strip() for item in rule.strip("[]").split(","))
+
+
+# -- what minibroker does with each config ---------------------------------------------------------------------
+
+_IMPLEMENTED_BROKER = frozenset({
+    "node.id", "broker.id", "num.partitions", "default.replication.factor", "auto.create.topics.enable",
+    "delete.topic.enable", "message.max.bytes", "socket.request.max.bytes", "compression.type",
+    "log.retention.ms", "log.retention.minutes", "log.retention.hours", "log.retention.bytes",
+    "log.retention.check.interval.ms", "log.cleanup.policy", "log.message.timestamp.type",
+    "log.message.timestamp.before.max.ms", "log.message.timestamp.after.max.ms", "min.insync.replicas",
+    "producer.id.expiration.ms", "transaction.max.timeout.ms", "transactional.id.expiration.ms",
+    "transaction.abort.timed.out.transaction.cleanup.interval.ms",
+    "transaction.remove.expired.transaction.cleanup.interval.ms", "transaction.partition.verification.enable",
+    "group.min.session.timeout.ms", "group.max.session.timeout.ms", "group.initial.rebalance.delay.ms",
+    "group.max.size", "offsets.retention.minutes", "offsets.retention.check.interval.ms",
+    "offset.metadata.max.bytes", "offsets.topic.num.partitions", "offsets.topic.replication.factor",
+    "transaction.state.log.num.partitions", "transaction.state.log.replication.factor",
+})
+
+# Accepted with any valid value: they tune threads, buffers, files, disk flushing, replication fetchers,
+# metrics sampling or coordinator internals that an in-memory, in-process broker does not have, so no client
+# can tell the difference.
+_INERT_BROKER = frozenset({
+    "background.threads", "num.io.threads", "num.network.threads", "num.recovery.threads.per.data.dir",
+    "num.replica.fetchers", "num.replica.alter.log.dirs.threads", "log.cleaner.threads",
+    "group.coordinator.threads", "share.coordinator.threads", "socket.send.buffer.bytes",
+    "socket.receive.buffer.bytes", "socket.listen.backlog.size", "replica.socket.receive.buffer.bytes",
+    "replica.socket.timeout.ms", "queued.max.requests", "queued.max.request.bytes", "log.dir", "log.dirs",
+    "metadata.log.dir", "log.flush.interval.messages", "log.flush.interval.ms", "log.flush.scheduler.interval.ms",
+    "log.flush.offset.checkpoint.interval.ms", "log.flush.start.offset.checkpoint.interval.ms",
+    "log.index.interval.bytes", "log.index.size.max.bytes", "log.preallocate", "log.segment.bytes",
+    "log.segment.delete.delay.ms", "log.roll.ms", "log.roll.hours", "log.roll.jitter.ms", "log.roll.jitter.hours",
+    "log.dir.failure.timeout.ms", "log.cleaner.enable", "log.cleaner.backoff.ms", "log.cleaner.dedupe.buffer.size",
+    "log.cleaner.io.buffer.size", "log.cleaner.io.buffer.load.factor", "log.cleaner.io.max.bytes.per.second",
+    "log.cleaner.delete.retention.ms", "log.cleaner.min.compaction.lag.ms", "log.cleaner.max.compaction.lag.ms",
+    "log.cleaner.min.cleanable.ratio", "log.local.retention.ms", "log.local.retention.bytes",
+    "unclean.leader.election.enable", "compression.gzip.level", "compression.lz4.level", "compression.zstd.level",
+    "replica.high.watermark.checkpoint.interval.ms", "replica.fetch.min.bytes", "replica.fetch.wait.max.ms",
+    "replica.fetch.max.bytes", "replica.fetch.response.max.bytes", "replica.fetch.backoff.ms",
+    "replica.lag.time.max.ms", "controller.socket.timeout.ms",
+    "offsets.topic.segment.bytes", "offsets.topic.compression.codec", "offsets.load.buffer.size",
+    "offsets.commit.timeout.ms", "transaction.state.log.min.isr",
+    "transaction.state.log.segment.bytes", "transaction.state.log.load.buffer.size",
+    "fetch.purgatory.purge.interval.requests", "producer.purgatory.purge.interval.requests",
+    "delete.records.purgatory.purge.interval.requests", "metrics.num.samples", "metrics.sample.window.ms",
+    "metrics.recording.level", "kafka.metrics.polling.interval.secs", "group.coordinator.append.linger.ms",
+    "request.timeout.ms", "socket.connection.setup.timeout.ms", "socket.connection.setup.timeout.max.ms",
+    # no metadata quorum, heartbeats or automatic leader balancing to tune
+    "auto.leader.rebalance.enable", "leader.imbalance.check.interval.seconds", "controlled.shutdown.enable",
+    "broker.heartbeat.interval.ms", "broker.session.timeout.ms", "initial.broker.registration.timeout.ms",
+    "controller.quorum.append.linger.ms", "controller.quorum.election.backoff.max.ms",
+    "controller.quorum.election.timeout.ms", "controller.quorum.fetch.timeout.ms",
+    "controller.quorum.request.timeout.ms", "controller.quorum.retry.backoff.ms",
+    "metadata.log.max.record.bytes.between.snapshots", "metadata.log.max.snapshot.interval.ms",
+    "metadata.log.segment.bytes", "metadata.log.segment.ms", "metadata.max.retention.bytes",
+    "metadata.max.retention.ms", "metadata.max.idle.interval.ms",
+})
+
+_IMPLEMENTED_TOPIC = frozenset({
+    "cleanup.policy", "compression.type", "max.message.bytes", "retention.ms", "retention.bytes",
+    "message.timestamp.type", "message.timestamp.before.max.ms", "message.timestamp.after.max.ms",
+    "min.insync.replicas", "producer.state.batches.to.retain",
+})
+
+# Where minibroker's default differs from Kafka's (DESIGN.md: no initial rebalance delay by default).
+_MINIBROKER_DEFAULTS: dict[str, Any] = {"group.initial.rebalance.delay.ms": 0}
+
+# Where to look instead, for configs minibroker takes from its command line.
+_HINTS = {
+    "listeners": " (minibroker listens where --host, --port and --ports say)",
+    "advertised.listeners": " (use --advertised-listeners)",
+}
+
+_DOCS = {
+    "log.producer.state.batches.to.retain":
+        "Batches kept per idempotent producer and partition for duplicate detection (KIP-1269)",
+    "producer.state.batches.to.retain":
+        "Batches kept per idempotent producer and partition for duplicate detection (KIP-1269)",
+}
+
+_TYPES = {"boolean": ConfigType.BOOLEAN, "string": ConfigType.STRING, "int": ConfigType.INT,
+          "short": ConfigType.SHORT, "long": ConfigType.LONG, "double": ConfigType.DOUBLE,
+          "list": ConfigType.LIST, "class": ConfigType.CLASS, "password": ConfigType.PASSWORD}
+_MODES = {"r": UpdateMode.READ_ONLY, "p": UpdateMode.PER_BROKER, "c": UpdateMode.CLUSTER_WIDE}
+
+
+def _rows(table: str) -> Iterable[list[str]]:
+    for line in table.splitlines():
+        if line.strip():
+            yield line.split("|")
+
+
+def _with_default(definition: ConfigDef, text: str) -> ConfigDef:
+    """The definition with its default parsed from the table's text."""
+    if text == "-":
+        default = NO_DEFAULT
+    elif text == "null":
+        default = None
+    else:
+        default = definition._convert("" if text == '""' else text)
+    default = _MINIBROKER_DEFAULTS.get(definition.name, default)
+    return replace(definition, default=default)
+
+
+def _broker_configs() -> dict[str, ConfigDef]:
+    configs: dict[str, ConfigDef] = {}
+    for name, kind, default, valid, mode in _rows(BROKER_TABLE):
+        support = (Support.IMPLEMENTED if name in _IMPLEMENTED_BROKER
+                   else Support.INERT if name in _INERT_BROKER else Support.UNSUPPORTED)
+        definition = ConfigDef(name, _TYPES[kind], None, valid, _MODES[mode], support, doc=_DOCS.get(name, ""))
+        configs[name] = _with_default(definition, default)
+    # KIP-1269's broker default for producer.state.batches.to.retain, settable cluster-wide like other log configs
+    configs["log.producer.state.batches.to.retain"] = ConfigDef(
+        "log.producer.state.batches.to.retain", ConfigType.INT, 5, "[5,...]", UpdateMode.CLUSTER_WIDE,
+        Support.IMPLEMENTED, doc=_DOCS["log.producer.state.batches.to.retain"])
+    # TransactionLogConfig defines this one internal: settable at start-up, not listed unless set
+    configs["producer.id.expiration.check.interval.ms"] = ConfigDef(
+        "producer.id.expiration.check.interval.ms", ConfigType.INT, 600000, "[1,...]", support=Support.IMPLEMENTED,
+        internal=True)
+    return dict(sorted(configs.items()))
+
+
+def _topic_configs() -> dict[str, ConfigDef]:
+    configs: dict[str, ConfigDef] = {}
+    for name, kind, default, valid, synonym in _rows(TOPIC_TABLE):
+        support = Support.IMPLEMENTED if name in _IMPLEMENTED_TOPIC else Support.INERT
+        definition = ConfigDef(name, _TYPES[kind], None, valid, support=support,
+                               broker_synonym=None if synonym == "-" else synonym)
+        configs[name] = _with_default(definition, default)
+    configs["producer.state.batches.to.retain"] = ConfigDef(
+        "producer.state.batches.to.retain", ConfigType.INT, 5, "[5,...]", support=Support.IMPLEMENTED,
+        broker_synonym="log.producer.state.batches.to.retain", doc=_DOCS["producer.state.batches.to.retain"])
+    return dict(sorted(configs.items()))
+
+
+BROKER_CONFIGS: dict[str, ConfigDef] = _broker_configs()
+TOPIC_CONFIGS: dict[str, ConfigDef] = _topic_configs()
+
+# The configs KIP-1269 adds: a cluster speaking as an older Kafka release does not know them.
+KIP1269_CONFIGS = frozenset({"producer.state.batches.to.retain", "log.producer.state.batches.to.retain"})
+
+# SslConfigs.RECONFIGURABLE_CONFIGS: dynamic only with a listener prefix (DynamicBrokerConfig.DynamicSecurityConfigs)
+_LISTENER_ONLY_SECURITY_CONFIGS = frozenset({
+    "ssl.keystore.type", "ssl.keystore.location", "ssl.keystore.password", "ssl.key.password",
+    "ssl.truststore.type", "ssl.truststore.location", "ssl.truststore.password", "ssl.keystore.certificate.chain",
+    "ssl.keystore.key", "ssl.truststore.certificates",
+})
+
+# IncrementalAlterConfigs operations (AlterConfigOp.OpType)
+SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
 
 
 def broker_config_def(name: str) -> ConfigDef:
@@ -275,7 +421,7 @@ def broker_config_def(name: str) -> ConfigDef:
 
 
 def topic_config_def(name: str) -> ConfigDef:
-    """The definition of topic config `name`; ConfigError if unknown."""
+    """The definition of topic config `name`; ConfigError if unknown (LogConfig.validateNames)."""
     try:
         return TOPIC_CONFIGS[name]
     except KeyError:
@@ -283,43 +429,85 @@ def topic_config_def(name: str) -> ConfigDef:
 
 
 def parse_topic_configs(raw: dict[str, str | None]) -> dict[str, Any]:
-    """Validate a whole set of topic config overrides; ConfigError on the first bad one."""
-    return {name: topic_config_def(name).parse(value) for name, value in raw.items() if value is not None}
+    """Validate a whole set of topic config overrides against the default broker; ConfigError if refused."""
+    return BrokerConfig().parse_topic_configs(raw)
+
+
+def refuse_unsupported(definition: ConfigDef, value: Any) -> None:
+    """ConfigError unless minibroker can honour `value` for `definition` (see the module docstring)."""
+    if definition.support is not Support.UNSUPPORTED or (definition.has_default and value == definition.default):
+        return
+    default = (f"; it only accepts Kafka's default, {definition.render(definition.default)!r}"
+               if definition.has_default else "")
+    raise ConfigError(f"minibroker does not implement {definition.name}{default}{_HINTS.get(definition.name, '')}")
+
+
+def scala_set(names: Iterable[str]) -> str:
+    """How Kafka's Scala code prints a set of config names in its refusals: Set(a, b)."""
+    return f"Set({', '.join(dict.fromkeys(names))})"
+
+
+def _broker_synonym_names(name: str) -> list[str]:
+    """DynamicBrokerConfig.brokerConfigSynonyms: the names one broker setting may be given by, strongest first."""
+    for group in (["log.roll.ms", "log.roll.hours"], ["log.roll.jitter.ms", "log.roll.jitter.hours"],
+                  ["log.retention.ms", "log.retention.minutes", "log.retention.hours"]):
+        if name in group:
+            return group
+    if name == "log.flush.interval.ms":  # log.flush.scheduler.interval.ms is its default
+        return ["log.flush.interval.ms", "log.flush.scheduler.interval.ms"]
+    return [name]
 
 
 @dataclass
 class ConfigEntry:
-    """A resolved config value with the source it came from and its synonyms."""
+    """A resolved config value with the source it came from and its synonyms (strongest first)."""
 
     name: str
     value: Any
     source: ConfigSource
     definition: ConfigDef
     synonyms: list[tuple[str, Any, ConfigSource]] = field(default_factory=list)
+    read_only: bool = False
 
     @property
     def rendered(self) -> str | None:
-        return self.definition.render(self.value)
+        return None if self.definition.sensitive else self.definition.render(self.value)
+
+    def rendered_synonyms(self) -> list[tuple[str, str | None, ConfigSource]]:
+        """The synonyms as DescribeConfigs lists them (no values for sensitive configs)."""
+        return [(name, None if self.definition.sensitive else _definition(name).render(value), source)
+                for name, value, source in self.synonyms]
 
 
-# The configs KIP-1269 adds: a cluster speaking as an older Kafka release does not know them.
-KIP1269_CONFIGS = frozenset({"producer.state.batches.to.retain", "log.producer.state.batches.to.retain"})
+def _definition(name: str) -> ConfigDef:
+    return BROKER_CONFIGS.get(name) or TOPIC_CONFIGS[name]
+
+
+Layer = dict[str, Any]
 
 
 class BrokerConfig:
-    """Broker config values: static (start-up), dynamic cluster default, dynamic per node.
+    """Broker config values in Kafka's layers: per-node dynamic, cluster-default dynamic, static, default.
 
-    `unknown` names configs this cluster's release lacks (KIP1269_CONFIGS on an older profile):
-    they are refused as unknown and never listed.
+    `unknown` names configs this cluster's release lacks (KIP1269_CONFIGS on an older profile): they are
+    refused as unknown and never listed.
     """
 
-    def __init__(self, static: dict[str, Any] | None = None, unknown: frozenset[str] = frozenset()) -> None:
+    def __init__(self, static: Mapping[str, Any] | None = None, unknown: frozenset[str] = frozenset()) -> None:
         self.unknown = unknown
-        self.static: dict[str, Any] = {}
-        self.dynamic_default: dict[str, Any] = {}
-        self.dynamic_node: dict[str, Any] = {}
+        self.static: Layer = {}
+        self.dynamic_default: Layer = {}
+        self.dynamic_node: dict[int, Layer] = {}
         for name, raw in (static or {}).items():
-            self.static[name] = self.broker_def(name).parse(raw)
+            definition = self.broker_def(name)
+            value = definition.parse(raw)
+            refuse_unsupported(definition, value)
+            self.static[name] = value
+        # the first node's id: `node.id`, or its older alias `broker.id`, else 0
+        node_id = self.static["node.id"] if "node.id" in self.static else self.static.get("broker.id", 0)
+        self._node_id = int(node_id)
+
+    # -- definitions -----------------------------------------------------------------------------------------
 
     def broker_def(self, name: str) -> ConfigDef:
         """The definition of broker config `name`; ConfigError if this cluster does not know it."""
@@ -333,88 +521,264 @@ class BrokerConfig:
             raise ConfigError(f"Unknown topic config name: {name}")
         return topic_config_def(name)
 
-    def parse_topic_configs(self, raw: dict[str, str | None]) -> dict[str, Any]:
-        """Validate a whole set of topic config overrides; ConfigError on the first bad one."""
-        return {name: self.topic_def(name).parse(value) for name, value in raw.items() if value is not None}
-
     def broker_names(self) -> list[str]:
-        """Every broker config this cluster knows, sorted."""
-        return sorted(set(BROKER_CONFIGS) - self.unknown)
+        """The broker configs DescribeConfigs lists: every non-internal one, and internal ones once set."""
+        return [name for name, d in BROKER_CONFIGS.items()
+                if name not in self.unknown and (not d.internal or name in self.static)]
 
     def topic_names(self) -> list[str]:
         """Every topic config this cluster knows, sorted."""
-        return sorted(set(TOPIC_CONFIGS) - self.unknown)
+        return [name for name in TOPIC_CONFIGS if name not in self.unknown]
+
+    # -- values ----------------------------------------------------------------------------------------------
 
     @property
     def node_id(self) -> int:
-        """The first node's id: `node.id`, or its older alias `broker.id`."""
-        return int(self["node.id"] if "node.id" in self.static else self["broker.id"])
+        """The first node's id: `node.id`, or its older alias `broker.id`, else 0."""
+        return self._node_id
+
+    def _layers(self, node_id: int | None, node_static: Layer | None = None) -> list[tuple[Layer, ConfigSource]]:
+        node = self._node_id if node_id is None else node_id
+        static = {**self.static, **node_static} if node_static else self.static
+        return [(self.dynamic_node.get(node, {}), ConfigSource.DYNAMIC_BROKER_CONFIG),
+                (self.dynamic_default, ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG),
+                (static, ConfigSource.STATIC_BROKER_CONFIG)]
+
+    def value(self, name: str, node_id: int | None = None, node_static: Layer | None = None) -> Any:
+        """The value of broker config `name` on a node: its strongest layer, else the default (None if none).
+
+        The core reads values without a node, as the first node has them: the cluster's topics, groups and
+        transactions live in one process, not on separate brokers.
+        """
+        # the layers of _layers, unrolled: the core reads values on every request
+        if self.dynamic_node:
+            node_layer = self.dynamic_node.get(self._node_id if node_id is None else node_id)
+            if node_layer and name in node_layer:
+                return node_layer[name]
+        if name in self.dynamic_default:
+            return self.dynamic_default[name]
+        if node_static and name in node_static:
+            return node_static[name]
+        if name in self.static:
+            return self.static[name]
+        default = BROKER_CONFIGS[name].default
+        return None if default is NO_DEFAULT else default
 
     def __getitem__(self, name: str) -> Any:
-        for layer in (self.dynamic_node, self.dynamic_default, self.static):
-            if name in layer:
-                return layer[name]
-        return BROKER_CONFIGS[name].default
+        return self.value(name)
 
-    def layers(self, name: str, per_node: bool) -> list[tuple[str, Any, ConfigSource]]:
-        """Every layer that sets `name`, strongest first (the synonyms DescribeConfigs lists)."""
-        found = []
-        if per_node and name in self.dynamic_node:
-            found.append((name, self.dynamic_node[name], ConfigSource.DYNAMIC_BROKER_CONFIG))
-        if name in self.dynamic_default:
-            found.append((name, self.dynamic_default[name], ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG))
-        if name in self.static:
-            found.append((name, self.static[name], ConfigSource.STATIC_BROKER_CONFIG))
-        found.append((name, BROKER_CONFIGS[name].default, ConfigSource.DEFAULT_CONFIG))
+    def _log_default(self, name: str, node_id: int | None) -> Any:
+        """What KafkaConfig.extractLogConfigMap gives topics for broker setting `name` (its synonyms resolved)."""
+        get = self.value
+        if name == "log.retention.ms":  # KafkaConfig.logRetentionTimeMillis
+            millis = get(name, node_id)
+            if millis is None:
+                minutes = get("log.retention.minutes", node_id)
+                millis = minutes * 60_000 if minutes is not None else get("log.retention.hours", node_id) * 3_600_000
+            return -1 if millis < 0 else millis
+        if name in ("log.roll.ms", "log.roll.jitter.ms"):
+            millis = get(name, node_id)
+            return millis if millis is not None else get(name.replace(".ms", ".hours"), node_id) * 3_600_000
+        if name == "log.flush.interval.ms":
+            millis = get(name, node_id)
+            return millis if millis is not None else get("log.flush.scheduler.interval.ms", node_id)
+        return get(name, node_id)
+
+    def topic_value(self, name: str, overrides: Mapping[str, Any], node_id: int | None = None) -> Any:
+        """The effective value of topic config `name` for a topic with `overrides` (LogConfig.fromProps)."""
+        if name in overrides:
+            return overrides[name]
+        definition = TOPIC_CONFIGS[name]
+        if definition.broker_synonym is not None:
+            return self._log_default(definition.broker_synonym, node_id)
+        return definition.default
+
+    # -- DescribeConfigs (ConfigHelper) ----------------------------------------------------------------------
+
+    def _synonyms(self, name: str, node_id: int | None,
+                  node_static: Layer | None) -> list[tuple[str, Any, ConfigSource]]:
+        """ConfigHelper.configSynonyms: every layer that sets `name` or a synonym, strongest first."""
+        names = [n for n in _broker_synonym_names(name) if n not in self.unknown]
+        found = [(n, layer[n], source) for layer, source in self._layers(node_id, node_static)
+                 for n in names if n in layer]
+        for n in names:  # DynamicBrokerConfig.staticDefaultConfigs holds no null defaults
+            default = BROKER_CONFIGS[n].default
+            if default is not None and default is not NO_DEFAULT:
+                found.append((n, default, ConfigSource.DEFAULT_CONFIG))
+        while found and found[0][0] != name:  # as Kafka: drop what a stronger synonym set
+            found.pop(0)
         return found
 
-    def describe(self, name: str, per_node: bool = True) -> ConfigEntry:
-        """Resolve broker config `name` with its synonyms."""
+    def describe(self, name: str, per_node: bool = True, node_id: int | None = None,
+                 node_static: Layer | None = None) -> ConfigEntry:
+        """Broker config `name` as DescribeConfigs shows it on BROKER "<id>" (per_node) or "" (cluster default)."""
         definition = BROKER_CONFIGS[name]
-        layers = self.layers(name, per_node)
-        value, source = layers[0][1], layers[0][2]
-        if not per_node:
-            # the cluster-default resource ("") shows only its own layer, as Kafka does
-            layers = [layer for layer in layers if layer[2] is ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG]
-        return ConfigEntry(name, value, source, definition, layers)
+        synonyms = self._synonyms(name, node_id, node_static)
+        if not per_node:  # the cluster-default resource shows only its own layer
+            synonyms = [s for s in synonyms if s[2] is ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG]
+            value = self.dynamic_default.get(name)
+        else:
+            value = self.value(name, node_id, node_static)
+        source = synonyms[0][2] if synonyms else ConfigSource.DEFAULT_CONFIG
+        return ConfigEntry(name, value, source, definition, synonyms, read_only=not definition.dynamic)
 
-    def describe_topic(self, name: str, overrides: dict[str, Any]) -> ConfigEntry:
-        """Resolve topic config `name` given a topic's overrides."""
+    def describe_topic(self, name: str, overrides: Mapping[str, Any], node_id: int | None = None,
+                       node_static: Layer | None = None) -> ConfigEntry:
+        """Topic config `name` of a topic with `overrides` (ConfigHelper.createTopicConfigEntry)."""
         definition = TOPIC_CONFIGS[name]
         synonyms: list[tuple[str, Any, ConfigSource]] = []
         if name in overrides:
             synonyms.append((name, overrides[name], ConfigSource.DYNAMIC_TOPIC_CONFIG))
-        if definition.broker_synonym is not None:
-            # as Kafka's ConfigHelper: every broker layer, the broker default included
-            synonyms.extend(self.layers(definition.broker_synonym, per_node=True))
-        if synonyms:
-            value, source = synonyms[0][1], synonyms[0][2]
-        else:
-            value, source = definition.default, ConfigSource.DEFAULT_CONFIG
+        if definition.broker_synonym is not None and definition.broker_synonym not in self.unknown:
+            synonyms.extend(self._synonyms(definition.broker_synonym, node_id, node_static))
+        source = synonyms[0][2] if synonyms else ConfigSource.DEFAULT_CONFIG
+        value = self.topic_value(name, overrides, node_id)
         return ConfigEntry(name, value, source, definition, synonyms)
 
-    def topic_value(self, name: str, overrides: dict[str, Any]) -> Any:
-        """The effective value of topic config `name` for a topic with `overrides`."""
-        if name in overrides:
-            return overrides[name]
-        synonym = TOPIC_CONFIGS[name].broker_synonym
-        if synonym is not None:
-            return self[synonym]
-        return TOPIC_CONFIGS[name].default
+    # -- topic overrides (LogConfig.validate) ----------------------------------------------------------------
+
+    def parse_topic_configs(self, raw: Mapping[str, str | None]) -> dict[str, Any]:
+        """Validate a whole set of topic config overrides; ConfigError (INVALID_CONFIG) with Kafka's message."""
+        parsed = {name: self.topic_def(name).parse(value) for name, value in raw.items() if value is not None}
+        effective = {name: self.topic_value(name, parsed) for name in ("min.compaction.lag.ms",
+                                                                       "max.compaction.lag.ms")}
+        if effective["min.compaction.lag.ms"] > effective["max.compaction.lag.ms"]:  # LogConfig.validateValues
+            raise ConfigError(f"conflict topic config setting min.compaction.lag.ms "
+                              f"({effective['min.compaction.lag.ms']}) > max.compaction.lag.ms "
+                              f"({effective['max.compaction.lag.ms']})")
+        if parsed.get("remote.storage.enable"):  # remote.log.storage.system.enable is false here
+            raise ConfigError("Tiered Storage functionality is disabled in the broker. "
+                              "Topic cannot be configured with remote log storage.")
+        return parsed
+
+    def incremental_topic_configs(self, current: Mapping[str, Any], ops: Iterable[tuple[str, int, str | None]]
+                                  ) -> dict[str, Any]:
+        """A topic's overrides after IncrementalAlterConfigs `ops` (ConfigurationControlManager); ConfigError."""
+        props = {name: TOPIC_CONFIGS[name].render(value) for name, value in current.items()}
+        for name, op, value in ops:
+            if op == SET:
+                props[name] = value
+            elif op == DELETE:
+                props.pop(name, None)
+            else:
+                definition = TOPIC_CONFIGS.get(name) if name not in self.unknown else None
+                if definition is None or definition.type is not ConfigType.LIST:
+                    verb = "APPEND" if op == APPEND else "SUBTRACT"
+                    raise ConfigError(f"Can't {verb} to key {name} because its type is not LIST.")
+                base = props.get(name)
+                if base is None:
+                    base = definition.render(definition.default) or ""
+                parts = [part for part in base.split(",") if part]
+                for item in (value or "").split(","):
+                    if op == APPEND and item not in parts:
+                        parts.append(item)
+                    elif op == SUBTRACT and item in parts:
+                        parts.remove(item)
+                props[name] = ",".join(parts)
+        return self.parse_topic_configs(props)
+
+    # -- dynamic broker configs (ConfigAdminManager, DynamicBrokerConfig) ------------------------------------
+
+    def dynamic_layer(self, node_id: int | None) -> Layer:
+        """The dynamic configs of BROKER "<node_id>", or of the cluster default ("") for None."""
+        return self.dynamic_default if node_id is None else self.dynamic_node.get(node_id, {})
+
+    def validate_dynamic(self, props: Mapping[str, Any], node_id: int | None) -> Layer:
+        """The parsed layer `props` would make for BROKER "<node_id>" or ""; KafkaError if Kafka or we refuse it.
+
+        Kafka's own refusals (DynamicBrokerConfig.validateConfigs, which ConfigAdminManager answers with
+        INVALID_REQUEST) come first, in Kafka's order; then minibroker's: unknown names and configs it does
+        not implement (INVALID_CONFIG).
+        """
+        known = {name: BROKER_CONFIGS[name] for name in props if name in BROKER_CONFIGS and name not in self.unknown}
+        read_only = [name for name, d in known.items() if not d.dynamic]
+        if read_only:
+            raise KafkaError(ErrorCode.INVALID_REQUEST, f"Cannot update these configs dynamically: "
+                                                        f"{scala_set(read_only)}")
+        listener_only = [name for name in props if name in _LISTENER_ONLY_SECURITY_CONFIGS]
+        if listener_only:
+            raise KafkaError(ErrorCode.INVALID_REQUEST, "These security configs can be dynamically updated only "
+                             f"per-listener using the listener prefix: {scala_set(listener_only)}")
+        parsed: Layer = {}
+        for name, definition in known.items():
+            try:
+                parsed[name] = definition.parse(props[name])
+            except ConfigError as exc:
+                raise KafkaError(ErrorCode.INVALID_REQUEST, exc.message) from None
+        if node_id is None:
+            per_broker = [name for name, d in known.items() if d.mode is UpdateMode.PER_BROKER]
+            if per_broker:
+                raise KafkaError(ErrorCode.INVALID_REQUEST, "Cannot update these configs at default cluster level, "
+                                 f"broker id must be specified: {scala_set(per_broker)}")
+        for name in props:
+            if name not in known:
+                if name.startswith("listener.name."):
+                    raise ConfigError(f"minibroker does not implement listener-specific configs: {name}")
+                raise ConfigError(f"Unknown broker config name: {name}")
+        for name, value in parsed.items():
+            refuse_unsupported(known[name], value)
+            if node_id not in (None, self._node_id) and known[name].support is Support.IMPLEMENTED:
+                # the core reads configs as the first node has them (see value())
+                raise ConfigError(f"minibroker applies {name} to the whole cluster: set it on broker "
+                                  f"{self._node_id} or as the cluster default")
+        return parsed
+
+    def replace_dynamic(self, node_id: int | None, layer: Layer) -> None:
+        """Make `layer` (validated) the dynamic configs of BROKER "<node_id>" or ""."""
+        if node_id is None:
+            self.dynamic_default = dict(layer)
+        elif layer:
+            self.dynamic_node[node_id] = dict(layer)
+        else:
+            self.dynamic_node.pop(node_id, None)
+
+    def alter_dynamic(self, node_id: int | None, configs: Mapping[str, str], validate_only: bool = False) -> None:
+        """Legacy AlterConfigs: the dynamic configs of BROKER "<node_id>" or "" become exactly `configs`."""
+        layer = self.validate_dynamic(configs, node_id)
+        if not validate_only:
+            self.replace_dynamic(node_id, layer)
+
+    def incremental_alter_dynamic(self, node_id: int | None, ops: Iterable[tuple[str, int, str | None]],
+                                  validate_only: bool = False) -> None:
+        """IncrementalAlterConfigs on BROKER "<node_id>" or "" (ConfigAdminManager.prepareIncrementalConfigs)."""
+        props: dict[str, Any] = {name: BROKER_CONFIGS[name].render(value)
+                                 for name, value in self.dynamic_layer(node_id).items()}
+        for name, op, value in ops:
+            if op == SET:
+                props[name] = value
+            elif op == DELETE:  # a name that is not set (read-only or unknown ones included) is no change
+                props.pop(name, None)
+            elif op in (APPEND, SUBTRACT):
+                definition = self.broker_def(name)
+                verb = "append" if op == APPEND else "subtract"
+                if definition.type is not ConfigType.LIST:
+                    raise ConfigError(f"Config value {verb} is not allowed for config key: {name}")
+                base = props.get(name)
+                if base is None:
+                    base = definition.render(definition.default) or ""
+                items = (value or "").split(",")
+                if op == APPEND:
+                    parts = [part for part in base.split(",") if part] if base else []
+                    parts += [item for item in items if item not in parts]
+                else:
+                    parts = base.split(",")
+                    for item in items:
+                        if item in parts:
+                            parts.remove(item)
+                props[name] = ",".join(parts)
+            else:
+                raise KafkaError(ErrorCode.INVALID_REQUEST, f"Unknown operations type {op}")
+        layer = self.validate_dynamic(props, node_id)
+        if not validate_only:
+            self.replace_dynamic(node_id, layer)
 
     def set_dynamic(self, name: str, raw: Any, *, node_level: bool) -> None:
-        """Set a dynamic broker config; ConfigError if unknown, static-only or invalid."""
-        definition = self.broker_def(name)
-        if not definition.dynamic:
-            raise ConfigError(f"Cannot update these configs dynamically: {{{name}}}")
-        (self.dynamic_node if node_level else self.dynamic_default)[name] = definition.parse(raw)
+        """SET one dynamic broker config on the first node or the cluster default; KafkaError if refused."""
+        self.incremental_alter_dynamic(self.node_id if node_level else None, [(name, SET, raw)])
 
     def delete_dynamic(self, name: str, *, node_level: bool) -> None:
-        """Remove a dynamic broker config so the next layer shows through."""
-        definition = self.broker_def(name)
-        if not definition.dynamic:
-            raise ConfigError(f"Cannot update these configs dynamically: {{{name}}}")
-        (self.dynamic_node if node_level else self.dynamic_default).pop(name, None)
+        """DELETE one dynamic broker config so the next layer shows through."""
+        self.incremental_alter_dynamic(self.node_id if node_level else None, [(name, DELETE, None)])
 
 
 def load_properties(text: str) -> dict[str, str]:

@@ -37,10 +37,15 @@ def scenario(java: JavaClients, broker: Any, *commands: str) -> list[dict[str, A
     return java.scenario(broker, "Kip1269Scenario", commands, timeout=90)
 
 
-def refused(result: dict[str, Any], value: str, name: str = CONFIG, minimum: int | None = 5) -> None:
-    """Asserts a command failed with InvalidConfigurationException naming the config, the value and the minimum."""
+def refused(result: dict[str, Any], value: str, name: str = CONFIG, minimum: int | None = 5,
+            error: str = "InvalidConfigurationException") -> None:
+    """Asserts a command failed with `error` naming the config, the value and the minimum.
+
+    A topic value is refused with InvalidConfigurationException (the controller's LogConfig.validate); a broker
+    value with InvalidRequestException, as Kafka's ConfigAdminManager wraps DynamicBrokerConfig's refusals.
+    """
     assert not result["ok"], f"{result['cmd']!r} should have been refused: {result}"
-    assert result["error"] == "InvalidConfigurationException", result
+    assert result["error"] == error, result
     message = result["message"]
     assert name in message, message
     assert re.search(rf"(?<![\w.]){re.escape(value)}(?![\w.])", message), f"value {value!r} not in {message!r}"
@@ -202,9 +207,9 @@ def test_broker_resource_dynamic_values(java: JavaClients, broker_factory: Any) 
     assert broker_node["synonyms"] == [node15, default12, synonym(BROKER_CONFIG, "5", "DEFAULT_CONFIG")]
     assert_config(after_node_deleted, "12", "DYNAMIC_DEFAULT_BROKER_CONFIG", [default12])
 
-    refused(set4, "4", name=BROKER_CONFIG)
-    refused(set_abc, "abc", name=BROKER_CONFIG, minimum=None)
-    refused(legacy2, "2", name=BROKER_CONFIG)
+    refused(set4, "4", name=BROKER_CONFIG, error="InvalidRequestException")
+    refused(set_abc, "abc", name=BROKER_CONFIG, minimum=None, error="InvalidRequestException")
+    refused(legacy2, "2", name=BROKER_CONFIG, error="InvalidRequestException")
     assert_config(after_refused, "12", "DYNAMIC_DEFAULT_BROKER_CONFIG", [default12])
 
     assert_config(after_default_deleted, "5", "DEFAULT_CONFIG", [])

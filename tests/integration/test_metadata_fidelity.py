@@ -265,6 +265,20 @@ def test_transactional_find_coordinator_creates_transaction_state(broker3):
         assert found.node_id == entry.partitions[coordinator_partition(txn, 50)].leader_id
 
 
+def test_internal_topics_are_sized_by_the_offsets_and_transaction_state_configs(broker_factory):
+    # the settings every single-broker docker-compose file carries
+    small = broker_factory("offsets.topic.num.partitions=3", "offsets.topic.replication.factor=1",
+                           "transaction.state.log.num.partitions=2", "transaction.state.log.replication.factor=1")
+    group, txn = unique_topic("group"), unique_topic("txn")
+    with WireClient(small.host, small.port) as wire:
+        assert wire.request(FindCoordinatorRequest(key=group, key_type=0), 3).error_code == 0
+        assert wire.request(FindCoordinatorRequest(key_type=1, coordinator_keys=[txn]), 4).coordinators[0] \
+            .error_code == 0
+        sizes = {t.name: (len(t.partitions), {len(p.replica_nodes) for p in t.partitions})
+                 for t in metadata(wire, "__consumer_offsets", "__transaction_state").topics}
+        assert sizes == {"__consumer_offsets": (3, {1}), "__transaction_state": (2, {1})}
+
+
 def test_internal_topics_refuse_produce_and_recreation(wire):
     assert wire.request(FindCoordinatorRequest(key=unique_topic("g"), key_type=0), 3).error_code == 0
     batch = records.build_batch([(None, b"x")], timestamp=int(time.time() * 1000))

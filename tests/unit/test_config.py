@@ -4,7 +4,16 @@ from __future__ import annotations
 
 import pytest
 
-from minibroker.core.config import BrokerConfig, ConfigError, ConfigSource, load_properties, parse_topic_configs
+from minibroker.core.config import (
+    BROKER_CONFIGS,
+    BrokerConfig,
+    ConfigError,
+    ConfigSource,
+    java_double,
+    load_properties,
+    parse_topic_configs,
+)
+from minibroker.protocol.errors import ErrorCode, KafkaError
 
 
 @pytest.mark.parametrize("value", ["4", "0", "-1", "abc", "5.5", ""])
@@ -47,8 +56,97 @@ def test_topic_value_falls_back_through_broker_layers():
 
 
 def test_static_only_broker_config_cannot_change_dynamically():
-    with pytest.raises(ConfigError, match="dynamically"):
-        BrokerConfig().set_dynamic("socket.request.max.bytes", "10", node_level=True)
+    config = BrokerConfig()
+    with pytest.raises(KafkaError) as info:
+        config.set_dynamic("socket.request.max.bytes", "10", node_level=True)
+    assert (info.value.code, info.value.message) == (
+        ErrorCode.INVALID_REQUEST, "Cannot update these configs dynamically: Set(socket.request.max.bytes)")
+    assert config.dynamic_node == {} and config["socket.request.max.bytes"] == 104857600
+
+
+@pytest.mark.parametrize(("value", "text"), [
+    (0.5, "0.5"), (1.0, "1.0"), (0.05, "0.05"), (1e7, "1.0E7"), (1.7976931348623157e308, "1.7976931348623157E308"),
+    (1e-4, "1.0E-4"), (123456.5, "123456.5"),
+])
+def test_doubles_render_as_java_does(value, text):
+    assert java_double(value) == text
+
+
+@pytest.mark.parametrize(("name", "raw", "message"), [
+    ("num.io.threads", "abc", "Invalid value abc for configuration num.io.threads: Not a number of type INT"),
+    ("num.io.threads", "1_0", "Invalid value 1_0 for configuration num.io.threads: Not a number of type INT"),
+    ("num.io.threads", "0", "Invalid value 0 for configuration num.io.threads: Value must be at least 1"),
+    ("log.retention.ms", "soon", "Invalid value soon for configuration log.retention.ms: Not a number of type LONG"),
+    ("offsets.topic.replication.factor", "40000",
+     "Invalid value 40000 for configuration offsets.topic.replication.factor: Not a number of type SHORT"),
+    ("log.cleaner.min.cleanable.ratio", "1.5",
+     "Invalid value 1.5 for configuration log.cleaner.min.cleanable.ratio: Value must be no more than 1"),
+    ("auto.create.topics.enable", "yes",
+     "Invalid value yes for configuration auto.create.topics.enable: Expected value to be either true or false"),
+    ("compression.type", "brotli", "Invalid value brotli for configuration compression.type: String must be one of: "
+                                   "uncompressed, zstd, lz4, snappy, gzip, producer"),
+    ("compression.gzip.level", "10",
+     "Invalid value 10 for configuration compression.gzip.level: Value must be no more than 9"),
+])
+def test_values_are_refused_with_kafkas_config_def_messages(name, raw, message):
+    with pytest.raises(ConfigError) as info:
+        BROKER_CONFIGS[name].parse(raw)
+    assert info.value.message == message
+
+
+def test_gzip_level_minus_one_is_valid():
+    assert BROKER_CONFIGS["compression.gzip.level"].parse("-1") == -1
+
+
+@pytest.mark.parametrize(("settings", "message"), [
+    ({"listeners": "PLAINTEXT://:19092"},
+     "minibroker does not implement listeners; it only accepts Kafka's default, 'PLAINTEXT://:9092' "
+     "(minibroker listens where --host, --port and --ports say)"),
+    ({"authorizer.class.name": "org.example.Authorizer"},
+     "minibroker does not implement authorizer.class.name; it only accepts Kafka's default, ''"),
+    ({"process.roles": "broker,controller"}, "minibroker does not implement process.roles"),
+    ({"sasl.enabled.mechanisms": "PLAIN"},
+     "minibroker does not implement sasl.enabled.mechanisms; it only accepts Kafka's default, 'GSSAPI'"),
+])
+def test_unimplemented_configs_are_refused_at_start_up(settings, message):
+    with pytest.raises(ConfigError) as info:
+        BrokerConfig(settings)
+    assert info.value.message == message
+
+
+def test_inert_and_default_valued_configs_start_and_describe_as_static():
+    config = BrokerConfig({"num.io.threads": "4", "log.dirs": "/var/lib/kafka", "sasl.enabled.mechanisms": "GSSAPI"})
+    entry = config.describe("num.io.threads")
+    assert (entry.rendered, entry.source) == ("4", ConfigSource.STATIC_BROKER_CONFIG)
+    assert entry.rendered_synonyms() == [("num.io.threads", "4", ConfigSource.STATIC_BROKER_CONFIG),
+                                         ("num.io.threads", "8", ConfigSource.DEFAULT_CONFIG)]
+    assert config.describe("log.dirs").rendered_synonyms() == [
+        ("log.dirs", "/var/lib/kafka", ConfigSource.STATIC_BROKER_CONFIG)]  # a null default is no synonym
+
+
+@pytest.mark.parametrize(("settings", "retention_ms"), [
+    ({}, 604800000),
+    ({"log.retention.hours": "1"}, 3600000),
+    ({"log.retention.hours": "1", "log.retention.minutes": "2"}, 120000),
+    ({"log.retention.minutes": "2", "log.retention.ms": "5000"}, 5000),
+    ({"log.retention.ms": "-7"}, -1),
+])
+def test_topic_retention_falls_back_through_kafkas_retention_synonyms(settings, retention_ms):
+    config = BrokerConfig(settings)
+    assert config.topic_value("retention.ms", {}) == retention_ms
+    assert config.describe_topic("retention.ms", {}).value == retention_ms
+
+
+def test_topic_synonyms_drop_what_only_a_weaker_broker_name_sets():
+    config = BrokerConfig({"log.retention.hours": "1"})
+    assert config.describe_topic("retention.ms", {}).synonyms == []  # ConfigHelper.configSynonyms' dropWhile
+    config = BrokerConfig({"log.retention.ms": "5000", "log.retention.hours": "1"})
+    assert config.describe_topic("retention.ms", {}).rendered_synonyms() == [
+        ("log.retention.ms", "5000", ConfigSource.STATIC_BROKER_CONFIG),
+        ("log.retention.hours", "1", ConfigSource.STATIC_BROKER_CONFIG),
+        ("log.retention.hours", "168", ConfigSource.DEFAULT_CONFIG)]
+    entry = BrokerConfig().describe_topic("flush.ms", {})
+    assert (entry.rendered, entry.source, entry.synonyms) == (str(2**63 - 1), ConfigSource.DEFAULT_CONFIG, [])
 
 
 def test_properties_file_parsing():
