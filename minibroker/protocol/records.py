@@ -420,8 +420,11 @@ class _VarintTooLong(Exception):
     """A varint longer than its type allows (ByteUtils' IllegalArgumentException)."""
 
 
-def _varint32(buf: bytes | bytearray | memoryview, pos: int, end: int) -> tuple[int, int]:
-    """ByteUtils.readVarint: a zigzag int32 in at most 5 bytes; (value, position after it)."""
+def _zigzag(buf: bytes | bytearray | memoryview, pos: int, end: int, bits: int) -> tuple[int, int]:
+    """ByteUtils.readVarint (bits 32) / readVarlong (bits 64): a zigzag value in at most ceil(bits/7) bytes.
+
+    (value, position after it); _Underflow at `end`, _VarintTooLong past the byte limit.
+    """
     raw = 0
     shift = 0
     while True:
@@ -433,29 +436,18 @@ def _varint32(buf: bytes | bytearray | memoryview, pos: int, end: int) -> tuple[
         if not byte & 0x80:
             break
         shift += 7
-        if shift > 28:
+        if shift >= bits:
             raise _VarintTooLong
-    raw &= 0xFFFFFFFF
+    raw &= (1 << bits) - 1
     return (raw >> 1) ^ -(raw & 1), pos
+
+
+def _varint32(buf: bytes | bytearray | memoryview, pos: int, end: int) -> tuple[int, int]:
+    return _zigzag(buf, pos, end, 32)
 
 
 def _varlong(buf: bytes | bytearray | memoryview, pos: int, end: int) -> tuple[int, int]:
-    """ByteUtils.readVarlong: a zigzag int64 in at most 10 bytes; (value, position after it)."""
-    raw = 0
-    shift = 0
-    while True:
-        if pos >= end:
-            raise _Underflow
-        byte = buf[pos]
-        pos += 1
-        raw |= (byte & 0x7F) << shift
-        if not byte & 0x80:
-            break
-        shift += 7
-        if shift > 63:
-            raise _VarintTooLong
-    raw &= 0xFFFFFFFFFFFFFFFF
-    return (raw >> 1) ^ -(raw & 1), pos
+    return _zigzag(buf, pos, end, 64)
 
 
 def read_record_size(buf: bytes | bytearray | memoryview, pos: int, end: int) -> tuple[int, int] | None:

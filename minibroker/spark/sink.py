@@ -26,7 +26,6 @@ from pyspark.sql.datasource import DataSourceArrowWriter, DataSourceStreamArrowW
 from pyspark.sql.types import ArrayType, BinaryType, IntegerType, LongType, StringType, StructType
 
 from ..client import Producer
-from ..client.partitioner import key_partition, murmur2
 from ..client.transactions import TransactionHandle, end_transaction, init_producer_id, ongoing_transactions
 from .kafka import SyncClient, new_event_loop
 from .options import OptionError, SinkOptions
@@ -253,4 +252,4 @@ class KafkaStreamWriter(_KafkaWriterBase, DataSourceStreamArrowWriter):
         self.abort_all(messages)  # type: ignore[arg-type]
 
 
-__all__ = ["KafkaBatchWriter", "KafkaCommitMessage", "KafkaStreamWriter", "key_partition", "murmur2"]
+__all__ = ["KafkaBatchWriter", "KafkaCommitMessage", "KafkaStreamWriter"]

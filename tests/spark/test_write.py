@@ -7,7 +7,7 @@ from collections import Counter
 import pytest
 
 from minibroker.client.consumer import READ_COMMITTED
-from minibroker.spark.sink import key_partition, murmur2
+from minibroker.client.partitioner import key_partition
 from minibroker.spark.source import FORMAT
 from tests.helpers import unique_topic
 from tests.spark.helpers import create_topic, latest_offsets, read_all
@@ -20,16 +20,6 @@ def writer(frame, broker, **options: str):
     for key, value in options.items():
         out = out.option(key, value)
     return out
-
-
-def test_murmur2_matches_kafka():
-    # values from Kafka's own tests of Utils.murmur2
-    assert murmur2(b"21") == -973932308
-    assert murmur2(b"foobar") == -790332482
-    assert murmur2(b"a-little-bit-long-string") == -985981536
-    assert murmur2(b"a-little-bit-longer-string") == -1486304829
-    assert murmur2(b"lkjh234lh9fiuh90y23oiuhsafujhadof229phr9h19h89h8") == -58897971
-    assert murmur2(b"abc") == 479470107
 
 
 def test_write_then_read_back_with_topic_partition_and_headers_columns(spark, broker):
