@@ -47,7 +47,7 @@ def _alter(resource: Any, validate_only: bool, ctx: RequestContext) -> None:
         overrides = config.parse_topic_configs(raw)  # the whole new set, validated before the topic is looked up
         topic = config_resources.resolve_topic(ctx.cluster, resource.resource_name)
         if not validate_only:
-            topic.configs = overrides
+            ctx.cluster.set_topic_configs(topic, overrides)
     elif resource.resource_type == config_resources.BROKER:
         node_id = config_resources.alter_broker_target(ctx.node, resource.resource_name)
         config.alter_dynamic(node_id, raw, validate_only)

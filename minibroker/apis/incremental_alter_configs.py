@@ -49,7 +49,7 @@ def _alter(resource: Any, validate_only: bool, ctx: RequestContext) -> None:
         overrides = config.incremental_topic_configs(topic.configs if topic is not None else {}, ops)
         topic = config_resources.resolve_topic(ctx.cluster, resource.resource_name)
         if not validate_only:
-            topic.configs = overrides
+            ctx.cluster.set_topic_configs(topic, overrides)
     elif resource.resource_type == config_resources.BROKER:
         node_id = config_resources.alter_broker_target(ctx.node, resource.resource_name)
         config.incremental_alter_dynamic(node_id, ops, validate_only)

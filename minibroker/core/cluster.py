@@ -6,7 +6,9 @@ import base64
 import itertools
 import re
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 
 from ..protocol import records
@@ -97,8 +99,11 @@ class Topic:
     name: str
     topic_id: uuid.UUID
     partitions: list[Partition]
-    configs: dict[str, Any]
+    configs: Mapping[str, Any]  # the overrides, read-only: Cluster.set_topic_configs replaces them as a whole
     replication_factor: int = 1
+    # effective values read on the produce path, valid while the overrides and the broker config version are
+    config_cache: dict[str, Any] = field(default_factory=dict, repr=False)
+    config_cache_for: tuple[int, Mapping[str, Any] | None] = field(default=(-1, None), repr=False)
 
 
 def validate_topic_name(name: str | None) -> None:
@@ -223,9 +228,20 @@ class Cluster:
     def node(self, node_id: int) -> Node | None:
         return next((n for n in self.nodes if n.node_id == node_id), None)
 
+    def set_topic_configs(self, topic: Topic, overrides: Mapping[str, Any]) -> None:
+        """Make `overrides` (validated) the topic's config overrides (AlterConfigs, IncrementalAlterConfigs)."""
+        topic.configs = MappingProxyType(dict(overrides))
+
     def topic_config(self, topic: Topic, name: str) -> Any:
-        """The effective value of topic config `name` for `topic`."""
-        return self.config.topic_value(name, topic.configs)
+        """The effective value of topic config `name` for `topic` (cached until its configs change)."""
+        version, overrides = topic.config_cache_for
+        if version != self.config.version or overrides is not topic.configs:
+            topic.config_cache = {}
+            topic.config_cache_for = (self.config.version, topic.configs)
+        cache = topic.config_cache
+        if name not in cache:
+            cache[name] = self.config.topic_value(name, topic.configs)
+        return cache[name]
 
     def batches_to_retain(self, partition: Partition) -> int:
         """The KIP-1269 window of a partition: the topic config, or Kafka's fixed 5 on a leader without KIP-1269."""
@@ -349,7 +365,7 @@ class Cluster:
 
     def apply_plan(self, plan: TopicPlan, first_slot: int | None = None) -> Topic:
         """Create the topic a validated plan describes."""
-        topic = Topic(plan.name, uuid.uuid4(), [], plan.overrides, plan.replication_factor)
+        topic = Topic(plan.name, uuid.uuid4(), [], MappingProxyType(dict(plan.overrides)), plan.replication_factor)
         self._add_partitions(topic, plan.num_partitions, plan.replicas, first_slot)
         self.topics[plan.name] = topic
         self.topics_by_id[topic.topic_id] = topic

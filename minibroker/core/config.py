@@ -498,6 +498,7 @@ class BrokerConfig:
         self.static: Layer = {}
         self.dynamic_default: Layer = {}
         self.dynamic_node: dict[int, Layer] = {}
+        self.version = 0  # bumped by every change of a dynamic layer, so readers can cache effective values
         for name, raw in (static or {}).items():
             definition = self.broker_def(name)
             value = definition.parse(raw)
@@ -725,6 +726,7 @@ class BrokerConfig:
 
     def replace_dynamic(self, node_id: int | None, layer: Layer) -> None:
         """Make `layer` (validated) the dynamic configs of BROKER "<node_id>" or ""."""
+        self.version += 1
         if node_id is None:
             self.dynamic_default = dict(layer)
         elif layer:

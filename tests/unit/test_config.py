@@ -152,3 +152,26 @@ def test_topic_synonyms_drop_what_only_a_weaker_broker_name_sets():
 def test_properties_file_parsing():
     text = "# comment\n! other\nnum.partitions=3\nauto.create.topics.enable : false\nlong.key = a\\\n  b\n\n"
     assert load_properties(text) == {"num.partitions": "3", "auto.create.topics.enable": "false", "long.key": "ab"}
+
+
+def test_topic_values_follow_dynamic_broker_changes_at_once():
+    from minibroker.core.cluster import Cluster
+
+    cluster = Cluster()
+    topic = cluster.create_topic("t", 1)
+    assert topic is not None
+    assert cluster.topic_config(topic, "max.message.bytes") == 1048588
+    cluster.config.set_dynamic("message.max.bytes", "2000000", node_level=False)
+    assert cluster.topic_config(topic, "max.message.bytes") == 2000000
+    cluster.set_topic_configs(topic, {"max.message.bytes": 3000})
+    assert cluster.topic_config(topic, "max.message.bytes") == 3000
+
+
+def test_topic_overrides_are_replaced_never_edited_in_place():
+    from minibroker.core.cluster import Cluster
+
+    cluster = Cluster()
+    topic = cluster.create_topic("t", 1, configs={"retention.ms": "1000"})
+    assert topic is not None
+    with pytest.raises(TypeError):
+        topic.configs["retention.ms"] = 5  # type: ignore[index]

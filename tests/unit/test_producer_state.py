@@ -91,7 +91,7 @@ def test_lowered_window_trims_on_next_append(cluster):
     p = partition(cluster, 20)
     for seq in range(10):
         cluster.append(p, batch(seq))
-    p.topic.configs["producer.state.batches.to.retain"] = 5
+    cluster.set_topic_configs(p.topic, {**p.topic.configs, "producer.state.batches.to.retain": 5})
     assert cluster.append(p, batch(0)).base_offset == 0  # kept until the next append
     cluster.append(p, batch(10))
     assert p.producer_state.producers[7].batch_count == 5
