@@ -319,33 +319,15 @@ def _fast_lane(buf: bytes | bytearray | memoryview, pos: int, end: int, index: i
                 p = _skip_expected_varint(buf, p, i << 1)
                 if p < 0:
                     break
-            # key
-            b = buf[p]
-            if b == 1:
+            # key, then value
+            if buf[p] == 1:
                 keyless = True
-                p += 1
-            elif b < 0x80:
-                if b & 1:
-                    break
-                p += 1 + (b >> 1)
-            else:
-                c = buf[p + 1]
-                if c >= 0x80 or b & 1:
-                    break
-                p += 2 + (((b & 0x7F) | (c << 7)) >> 1)
-            # value
-            b = buf[p]
-            if b == 1:
-                p += 1
-            elif b < 0x80:
-                if b & 1:
-                    break
-                p += 1 + (b >> 1)
-            else:
-                c = buf[p + 1]
-                if c >= 0x80 or b & 1:
-                    break
-                p += 2 + (((b & 0x7F) | (c << 7)) >> 1)
+            p = _skip_short_bytes(buf, p)
+            if p < 0:
+                break
+            p = _skip_short_bytes(buf, p)
+            if p < 0:
+                break
             # headers
             b = buf[p]
             p += 1
@@ -366,6 +348,20 @@ def _fast_lane(buf: bytes | bytearray | memoryview, pos: int, end: int, index: i
     walk.max_delta = high
     walk.keyless = keyless
     return pos, i
+
+
+def _skip_short_bytes(buf: bytes | bytearray | memoryview, p: int) -> int:
+    """The position after a null (-1) or a bytes field whose length is a non-negative varint of at most 2 bytes; -1
+    for anything else."""
+    b = buf[p]
+    if b == 1:
+        return p + 1
+    if b < 0x80:
+        return -1 if b & 1 else p + 1 + (b >> 1)
+    c = buf[p + 1]
+    if c >= 0x80 or b & 1:
+        return -1
+    return p + 2 + (((b & 0x7F) | (c << 7)) >> 1)
 
 
 def _skip_expected_varint(buf: bytes | bytearray | memoryview, p: int, raw: int) -> int:

@@ -350,19 +350,16 @@ class Record:
 
 def read_varint(data: bytes | memoryview, pos: int,
                 error: ErrorCode = ErrorCode.INVALID_RECORD) -> tuple[int, int]:
-    """A zigzag varint at `pos`: (value, position after it); KafkaError(`error`) when too long."""
-    shift = 0
-    result = 0
-    while True:
-        byte = data[pos]
-        pos += 1
-        result |= (byte & 0x7F) << shift
-        if not byte & 0x80:
-            break
-        shift += 7
-        if shift > 63:
-            raise KafkaError(error, "Varint is too long")
-    return (result >> 1) ^ -(result & 1), pos
+    """A zigzag varint at `pos`: (value, position after it); KafkaError(`error`) when too long.
+
+    IndexError when the data ends inside it, as indexing past the end does.
+    """
+    try:
+        return _zigzag(data, pos, len(data), 64)
+    except _VarintTooLong:
+        raise KafkaError(error, "Varint is too long") from None
+    except _Underflow:
+        raise IndexError("varint runs past the end of the data") from None
 
 
 def _bytes_field(data: bytes, pos: int) -> tuple[bytes | None, int]:
