@@ -167,7 +167,7 @@ class Broker:
     log_path: Path
 
     @property
-    def bootstrap(self) -> str:
+    def bootstrap_servers(self) -> str:
         return f"127.0.0.1:{self.port}"
 
     def log_tail(self, chars: int = 3000) -> str:
@@ -435,8 +435,8 @@ def run_once(run: Run, count: int, java_cp: str) -> Run:
     run.quiet_wait_s = wait_for_quiet()
     try:
         broker = start_broker(run.broker, name)
-        create_topic(broker.bootstrap, topic, run.partitions)
-        client = ClientProcess(client_command(run.client, broker.bootstrap, topic, count, java_cp),
+        create_topic(broker.bootstrap_servers, topic, run.partitions)
+        client = ClientProcess(client_command(run.client, broker.bootstrap_servers, topic, count, java_cp),
                                LOG_DIR / f"{name}.client.log")
         client.read_json(READY_TIMEOUT, broker)
         cpu0, client_cpu0, busy0 = broker.cpu_seconds(), client.cpu_seconds(), machine_busy_seconds()

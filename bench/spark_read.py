@@ -148,21 +148,21 @@ def main() -> int:
     try:
         log(f"writing {args.records:,} records of {VALUE_SIZE} bytes to {args.partitions} partition(s)")
         started = time.perf_counter()
-        asyncio.run(create_and_fill(broker.bootstrap, args.records, args.partitions))
+        asyncio.run(create_and_fill(broker.bootstrap_servers, args.records, args.partitions))
         log(f"written in {time.perf_counter() - started:.1f} s")
         spark = spark_session(args.master)
         register(spark)
         options = {"minPartitions": str(args.min_partitions)} if args.min_partitions else {}
         log("warming Spark up (one untimed read)")
-        spark_read(spark, broker.bootstrap, options)
+        spark_read(spark, broker.bootstrap_servers, options)
         plain_times: list[float] = []
         spark_times: list[float] = []
         for round_number in range(args.rounds):
             started = time.perf_counter()
-            plain = asyncio.run(plain_read(broker.bootstrap))
+            plain = asyncio.run(plain_read(broker.bootstrap_servers))
             plain_times.append(time.perf_counter() - started)
             started = time.perf_counter()
-            via_spark = spark_read(spark, broker.bootstrap, options)
+            via_spark = spark_read(spark, broker.bootstrap_servers, options)
             spark_times.append(time.perf_counter() - started)
             if plain[0] != args.records or via_spark != plain:
                 raise RuntimeError(f"reads disagree: plain {plain}, spark {via_spark}, expected {args.records}")

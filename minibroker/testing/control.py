@@ -414,13 +414,21 @@ def _run(control: Control, line: bytes) -> dict[str, Any]:
 
 
 class ControlClient:
-    """Blocking client of a broker's control listener; `client.hold("t", 0)` calls the operation of that name."""
+    """Blocking client of a broker's control listener; `client.hold("t", 0)` calls the operation of that name.
+
+    It connects at its first call and again after `close()`, so one client can be shared freely.
+    """
 
     def __init__(self, host: str, port: int, timeout: float = 10.0) -> None:
-        self._socket = socket.create_connection((host, port), timeout=timeout)
-        self._reader = self._socket.makefile("rb")
+        self._address = (host, port)
+        self._timeout = timeout
+        self._socket: socket.socket | None = None
+        self._reader: Any = None
 
     def call(self, op: str, **args: Any) -> Any:
+        if self._socket is None:
+            self._socket = socket.create_connection(self._address, timeout=self._timeout)
+            self._reader = self._socket.makefile("rb")
         self._socket.sendall(json.dumps({"op": op, "args": args}).encode() + b"\n")
         line = self._reader.readline()
         if not line:
@@ -443,8 +451,10 @@ class ControlClient:
         return operation
 
     def close(self) -> None:
-        self._reader.close()
-        self._socket.close()
+        if self._socket is not None:
+            self._reader.close()
+            self._socket.close()
+            self._socket = self._reader = None
 
     def __enter__(self) -> ControlClient:
         return self

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import signal
@@ -29,14 +30,15 @@ class BrokerProcess:
     _popen: subprocess.Popen[bytes] = field(repr=False)
     control_port: int | None = None  # with extra_args ("--control-port", "0")
 
+    @functools.cached_property
     def control(self) -> ControlClient:
-        """A client of the broker's test control (start it with `--control-port 0`); close it when done."""
+        """The broker's test control (start it with `--control-port 0`), closed by `stop()`."""
         if self.control_port is None:
             raise RuntimeError("the broker was started without --control-port")
         return ControlClient(self.host, self.control_port)
 
     @property
-    def bootstrap(self) -> str:
+    def bootstrap_servers(self) -> str:
         return f"{self.host}:{self.port}"
 
     def log_text(self) -> str:
@@ -47,6 +49,8 @@ class BrokerProcess:
 
     def stop(self, timeout: float = 10.0) -> int:
         """SIGTERM, then SIGKILL after `timeout`; returns the exit code."""
+        if "control" in self.__dict__:
+            self.control.close()
         if self._popen.poll() is None:
             os.kill(self.pid, signal.SIGTERM)
             try:

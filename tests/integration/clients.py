@@ -140,7 +140,7 @@ class JavaClients:
 
     def run(self, broker: Any, main: str, *args: object, timeout: float = CLIENT_TIMEOUT) -> ClientRun:
         """Runs class `main` with the broker's bootstrap address followed by `args`."""
-        cmd = ["java", *self.JVM_OPTS, "-cp", self.classpath, main, broker.bootstrap, *(str(a) for a in args)]
+        cmd = ["java", *self.JVM_OPTS, "-cp", self.classpath, main, broker.bootstrap_servers, *(str(a) for a in args)]
         return run_client(cmd, timeout=timeout, broker=broker)
 
     def scenario(self, broker: Any, main: str, commands: tuple[str | list[str], ...],

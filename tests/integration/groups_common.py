@@ -22,6 +22,6 @@ def report_first_join(client: str, seconds: float, **extra: Any) -> None:
 
 def create_topic(broker: Any, topic: str, partitions: int) -> None:
     """Create `topic` with `partitions` partitions through the admin API."""
-    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap_servers})
     for future in admin.create_topics([NewTopic(topic, partitions, 1)], operation_timeout=10).values():
         future.result(timeout=30)

@@ -17,10 +17,10 @@ async def read(client: KafkaClient, topic: str, start: int, end: int, **options)
 
 async def test_fetch_range_cuts_batches_at_both_ends_and_chunks_the_result(broker):
     topic = unique_topic("consumer-range")
-    async with Producer(broker.bootstrap, linger_ms=50, batch_size=200) as producer:
+    async with Producer(broker.bootstrap_servers, linger_ms=50, batch_size=200) as producer:
         for index in range(100):  # batches of about ten records
             await producer.send(topic, f"v{index}".encode(), partition=0, headers=[("i", str(index).encode())])
-    client = KafkaClient(broker.bootstrap)
+    client = KafkaClient(broker.bootstrap_servers)
     await client.start()
     try:
         assert await list_offsets(client, [(topic, 0)], EARLIEST) == {(topic, 0): 0}
@@ -38,7 +38,7 @@ async def test_fetch_range_cuts_batches_at_both_ends_and_chunks_the_result(broke
 async def test_transactions_handed_over_are_ended_elsewhere_and_read_committed_sees_only_commits(broker):
     topic = unique_topic("consumer-txn")
     transactional_id = unique_topic("tx")
-    producer = Producer(broker.bootstrap, transactional_id=transactional_id, linger_ms=1)
+    producer = Producer(broker.bootstrap_servers, transactional_id=transactional_id, linger_ms=1)
     await producer.start()
     producer.begin_transaction()
     for index in range(3):
@@ -46,13 +46,13 @@ async def test_transactions_handed_over_are_ended_elsewhere_and_read_committed_s
     await producer.flush_transaction()
     handle = producer.transaction_handle()
     await producer.close()  # leaves the transaction open
-    client = KafkaClient(broker.bootstrap)
+    client = KafkaClient(broker.bootstrap_servers)
     await client.start()
     try:
         assert await list_offsets(client, [(topic, 0)], LATEST, READ_COMMITTED) == {(topic, 0): 0}
         await end_transaction(client, handle, commit=True)  # from another client, as a Spark driver does
         # a later instance fences the epoch and its aborted transaction is invisible to read_committed
-        fenced = Producer(broker.bootstrap, transactional_id=transactional_id, linger_ms=1)
+        fenced = Producer(broker.bootstrap_servers, transactional_id=transactional_id, linger_ms=1)
         await fenced.start()
         assert fenced.producer_epoch > handle.producer_epoch
         fenced.begin_transaction()

@@ -91,11 +91,11 @@ def test_confluent_clients_produce_and_consume_across_nodes(cluster):
     topic = unique_topic("across")
     with WireClient(cluster.host, cluster.port) as wire:
         create_topic(wire, topic, partitions=6)
-    producer = Producer({"bootstrap.servers": cluster.bootstrap, "enable.idempotence": True, "acks": "all"})
+    producer = Producer({"bootstrap.servers": cluster.bootstrap_servers, "enable.idempotence": True, "acks": "all"})
     for i in range(600):
         producer.produce(topic, value=b"%d" % i, partition=i % 6)
     assert producer.flush(30) == 0
-    consumer = Consumer({"bootstrap.servers": cluster.bootstrap, "group.id": unique_topic("g"),
+    consumer = Consumer({"bootstrap.servers": cluster.bootstrap_servers, "group.id": unique_topic("g"),
                          "auto.offset.reset": "earliest", "enable.auto.commit": False})
     consumer.subscribe([topic])
     seen: dict[int, list[int]] = {p: [] for p in range(6)}
@@ -112,7 +112,7 @@ async def test_kip1269_producer_learns_each_partition_window_from_its_leader(clu
     topic = unique_topic("kip-nodes")
     with WireClient(cluster.host, cluster.port) as wire:
         create_topic(wire, topic, partitions=3, configs={"producer.state.batches.to.retain": "20"})
-    async with KipProducer(cluster.bootstrap, max_in_flight_requests_per_connection=20) as producer:
+    async with KipProducer(cluster.bootstrap_servers, max_in_flight_requests_per_connection=20) as producer:
         futures = [await producer.send(topic, b"%d" % i, partition=i % 3) for i in range(300)]
         results = await asyncio.gather(*futures)
         assert sorted(r.offset for r in results if r.partition == 0) == list(range(100))

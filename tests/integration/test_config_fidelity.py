@@ -396,7 +396,7 @@ def test_confluent_admin_sees_kafkas_configs_and_refusals(broker):
     from confluent_kafka import KafkaException
     from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, ResourceType
 
-    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap_servers})
     topic = unique_topic("cfg-confluent")
     with WireClient(broker.host, broker.port) as wire:
         create_topic(wire, topic)

@@ -61,7 +61,7 @@ class Member:
     def __init__(self, java: JavaClients, broker: Any, topic: str, group: str, *options: str, name: str = "") -> None:
         self.name = name
         self.broker = broker
-        args = ["java", *java.JVM_OPTS, "-cp", java.classpath, "GroupConsumer", broker.bootstrap, topic, group,
+        args = ["java", *java.JVM_OPTS, "-cp", java.classpath, "GroupConsumer", broker.bootstrap_servers, topic, group,
                 "interactive=true", *options]
         self.proc = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                      text=True)

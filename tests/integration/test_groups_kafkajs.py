@@ -29,7 +29,7 @@ def node() -> Path:
 
 def produce(broker: Any, topic: str, start: int, count: int, partitions: int) -> None:
     """Records start..start+count-1 with value "v-I", record i to partition i % partitions."""
-    producer = Producer({"bootstrap.servers": broker.bootstrap, "acks": "all", "linger.ms": 5})
+    producer = Producer({"bootstrap.servers": broker.bootstrap_servers, "acks": "all", "linger.ms": 5})
     for i in range(start, start + count):
         producer.produce(topic, value=f"v-{i}".encode(), partition=i % partitions)
     assert producer.flush(30) == 0
@@ -37,7 +37,7 @@ def produce(broker: Any, topic: str, start: int, count: int, partitions: int) ->
 
 def group_consume(node: Path, broker: Any, topic: str, group: str, expect: int,
                   linger_ms: int = 0) -> tuple[list[dict[str, Any]], ClientRun]:
-    run = run_client(["node", "group_consume.js", broker.bootstrap, topic, group, str(expect), str(linger_ms)],
+    run = run_client(["node", "group_consume.js", broker.bootstrap_servers, topic, group, str(expect), str(linger_ms)],
                      cwd=node, broker=broker, timeout=90).check()
     events = run.lines()
     assert events[-1] == {"done": True, "count": events[-1]["count"], "timed_out": False}, run.describe()
@@ -47,7 +47,7 @@ def group_consume(node: Path, broker: Any, topic: str, group: str, expect: int,
 def admin(node: Path, broker: Any, *commands: tuple[Any, ...]) -> list[dict[str, Any]]:
     """Runs admin.js with commands (op, arg, ...); returns one result per command."""
     payload = [{"op": op, "args": list(args)} for op, *args in commands]
-    run = run_client(["node", "admin.js", broker.bootstrap, json.dumps(payload)], cwd=node, broker=broker).check()
+    run = run_client(["node", "admin.js", broker.bootstrap_servers, json.dumps(payload)], cwd=node, broker=broker).check()
     results = run.lines()
     assert [r.get("op") for r in results] == [c[0] for c in commands], run.describe()
     return results

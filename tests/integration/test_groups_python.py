@@ -34,7 +34,7 @@ SETTLE = 30.0
 
 def produce(broker: Any, topic: str, start: int, count: int, partitions: int) -> None:
     """Records start..start+count-1 with value b"v-I", record i to partition i % partitions."""
-    producer = Producer({"bootstrap.servers": broker.bootstrap, "acks": "all", "linger.ms": 5})
+    producer = Producer({"bootstrap.servers": broker.bootstrap_servers, "acks": "all", "linger.ms": 5})
     errors: list[Any] = []
     for i in range(start, start + count):
         producer.produce(topic, value=f"v-{i}".encode(), key=f"k-{i}".encode(), partition=i % partitions,
@@ -50,7 +50,7 @@ def index(value: bytes) -> int:
 
 def describe_group(broker: Any, group: str) -> Any:
     """confluent-kafka AdminClient.describe_consumer_groups for one group."""
-    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap_servers})
     return admin.describe_consumer_groups([group])[group].result(timeout=30)
 
 
@@ -64,7 +64,7 @@ class CfMember:
     """A confluent-kafka Consumer subscribed to a topic, recording its rebalance callbacks."""
 
     def __init__(self, broker: Any, topic: str, group: str, **config: Any) -> None:
-        conf = {"bootstrap.servers": broker.bootstrap, "group.id": group, "auto.offset.reset": "earliest",
+        conf = {"bootstrap.servers": broker.bootstrap_servers, "group.id": group, "auto.offset.reset": "earliest",
                 "enable.auto.commit": False, "heartbeat.interval.ms": 300, **config}
         self.created_at = time.monotonic()
         self.consumer = Consumer(conf)
@@ -163,7 +163,7 @@ def test_confluent_commit_close_restart_resumes(broker: Any, cf_members: list[Cf
     assert all(m.offset() >= 10 for m in second.messages)
     second.consumer.commit(asynchronous=False)
     second.close()
-    admin = AdminClient({"bootstrap.servers": broker.bootstrap})  # keep a reference while the future runs
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap_servers})  # keep a reference while the future runs
     group_offsets = admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(group)])[group].result(timeout=30)
     assert sorted((tp.partition, tp.offset) for tp in group_offsets.topic_partitions) == [(0, 17), (1, 17), (2, 17)]
 
@@ -293,7 +293,7 @@ KP_POLL_MS = 500
 class KpMember:
     def __init__(self, broker: Any, topic: str, group: str, **config: Any) -> None:
         self.created_at = time.monotonic()
-        self.consumer = KafkaConsumer(bootstrap_servers=broker.bootstrap, group_id=group,
+        self.consumer = KafkaConsumer(bootstrap_servers=broker.bootstrap_servers, group_id=group,
                                       auto_offset_reset="earliest", enable_auto_commit=False,
                                       heartbeat_interval_ms=300, request_timeout_ms=30000, **config)
         self.listener = KpListener()
@@ -460,7 +460,7 @@ async def aio_consume(broker: Any, topic: str, group: str, expect: int, linger: 
 
     Returns the records, the listener, and the times start() and subscribe() were called.
     """
-    consumer = AIOKafkaConsumer(bootstrap_servers=broker.bootstrap, group_id=group, auto_offset_reset="earliest",
+    consumer = AIOKafkaConsumer(bootstrap_servers=broker.bootstrap_servers, group_id=group, auto_offset_reset="earliest",
                                 enable_auto_commit=False, heartbeat_interval_ms=300)
     listener = AioListener()
     records: list[Any] = []
@@ -574,7 +574,7 @@ def test_session_timeout_expires_killed_member(broker_factory: Any, cf_members: 
     a = CfMember(fast, topic, group, **{"session.timeout.ms": session_ms})
     cf_members.append(a)
     poll_until([a], lambda: a.owned() == {0, 1, 2, 3}, "a owning all 4 partitions")
-    b = SubprocessMember(fast.bootstrap, topic, group, str(session_ms))
+    b = SubprocessMember(fast.bootstrap_servers, topic, group, str(session_ms))
     try:
         poll_until([a], lambda: len(a.owned()) == 2 and len(b.owned()) == 2, "a 2/2 split with the subprocess")
         assigns_before = len([e for e in a.events if e[0] == "assign"])
@@ -595,7 +595,7 @@ def test_session_timeout_below_broker_minimum_is_refused(broker: Any) -> None:
     """A session.timeout.ms below group.min.session.timeout.ms (6000 by default) fails the join."""
     topic = unique_topic("pyg-badsession")
     create_topic(broker, topic, 1)
-    consumer = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": unique_topic("pyg-bad"),
+    consumer = Consumer({"bootstrap.servers": broker.bootstrap_servers, "group.id": unique_topic("pyg-bad"),
                          "session.timeout.ms": 1000, "heartbeat.interval.ms": 300})
     try:
         consumer.subscribe([topic])

@@ -49,7 +49,7 @@ def expected_by_partition() -> dict[int, list[bytes]]:
 def test_confluent_idempotent_producer_survives_faults_exactly_once(faulty_broker):
     topic = unique_topic("cf-faults")
     producer = Producer({
-        "bootstrap.servers": faulty_broker.bootstrap, "enable.idempotence": True, "acks": "all",
+        "bootstrap.servers": faulty_broker.bootstrap_servers, "enable.idempotence": True, "acks": "all",
         "linger.ms": 2, "batch.num.messages": 50, "max.in.flight.requests.per.connection": 5,
         "message.timeout.ms": 60000, "retry.backoff.ms": 50, "request.timeout.ms": 1000,
     })
@@ -61,13 +61,13 @@ def test_confluent_idempotent_producer_survives_faults_exactly_once(faulty_broke
         producer.poll(0)
     assert producer.flush(90) == 0
     assert errors == []
-    assert read_partitions(faulty_broker.bootstrap, topic, COUNT) == expected_by_partition()
+    assert read_partitions(faulty_broker.bootstrap_servers, topic, COUNT) == expected_by_partition()
     assert "fault injection" in faulty_broker.log_text()
 
 
 def test_kafka_python_idempotent_producer_survives_faults_exactly_once(faulty_broker):
     topic = unique_topic("kp-faults")
-    producer = KafkaProducer(bootstrap_servers=faulty_broker.bootstrap, enable_idempotence=True, acks="all",
+    producer = KafkaProducer(bootstrap_servers=faulty_broker.bootstrap_servers, enable_idempotence=True, acks="all",
                              linger_ms=2, batch_size=2000, max_in_flight_requests_per_connection=5,
                              retry_backoff_ms=50, delivery_timeout_ms=90000, request_timeout_ms=1000)
     futures = []
@@ -78,5 +78,5 @@ def test_kafka_python_idempotent_producer_survives_faults_exactly_once(faulty_br
     for future in futures:
         future.get(timeout=30)
     producer.close()
-    assert read_partitions(faulty_broker.bootstrap, topic, COUNT) == expected_by_partition()
+    assert read_partitions(faulty_broker.bootstrap_servers, topic, COUNT) == expected_by_partition()
     assert "fault injection" in faulty_broker.log_text()

@@ -40,7 +40,7 @@ def node() -> Path:
 
 def run_node(node: Path, broker: Any, script: str, *args: object) -> ClientRun:
     """Runs tests/clients/node/SCRIPT with the broker's bootstrap address followed by `args`."""
-    return run_client(["node", script, broker.bootstrap, *(str(a) for a in args)], cwd=node, broker=broker)
+    return run_client(["node", script, broker.bootstrap_servers, *(str(a) for a in args)], cwd=node, broker=broker)
 
 
 def admin(node: Path, broker: Any, *commands: tuple[Any, ...]) -> list[dict[str, Any]]:
@@ -73,7 +73,7 @@ def produce(node: Path, broker: Any, topic: str, count: int, codec: str) -> list
 
 def read_topic(broker: Any, topic: str, expect: int, timeout: float = 60.0) -> list[Any]:
     """All records of `topic`, read with kafka-python without a consumer group."""
-    consumer = KafkaConsumer(bootstrap_servers=broker.bootstrap, group_id=None, enable_auto_commit=False,
+    consumer = KafkaConsumer(bootstrap_servers=broker.bootstrap_servers, group_id=None, enable_auto_commit=False,
                              consumer_timeout_ms=1000, request_timeout_ms=30000)
     try:
         partitions = consumer.partitions_for_topic(topic)

@@ -28,14 +28,14 @@ def lines_for(count: int) -> list[str]:
 
 def kcat_produce(kcat: str, broker: Any, topic: str, lines: list[str], *options: str) -> ClientRun:
     """kcat -P with keys (-K:); one message per input line."""
-    run = run_client([kcat, "-P", "-b", broker.bootstrap, "-t", topic, "-K", ":", *options],
+    run = run_client([kcat, "-P", "-b", broker.bootstrap_servers, "-t", topic, "-K", ":", *options],
                      input="".join(f"{line}\n" for line in lines), timeout=KCAT_TIMEOUT, broker=broker)
     return run.check()
 
 
 def kcat_consume(kcat: str, broker: Any, topic: str) -> tuple[list[dict[str, Any]], ClientRun]:
     """kcat -C from the beginning to the end of every partition (no consumer group), as JSON messages."""
-    run = run_client([kcat, "-C", "-b", broker.bootstrap, "-t", topic, "-o", "beginning", "-e", "-q", "-J"],
+    run = run_client([kcat, "-C", "-b", broker.bootstrap_servers, "-t", topic, "-o", "beginning", "-e", "-q", "-J"],
                      timeout=KCAT_TIMEOUT, broker=broker).check()
     return run.lines(), run
 
@@ -81,10 +81,10 @@ def test_metadata_lists_topic(kcat: str, broker: Any) -> None:
     """kcat -L -J lists the broker and an auto-created topic with its partition."""
     topic = unique_topic("kcat-meta")
     kcat_produce(kcat, broker, topic, lines_for(3))
-    run = run_client([kcat, "-L", "-J", "-b", broker.bootstrap], timeout=KCAT_TIMEOUT, broker=broker).check()
+    run = run_client([kcat, "-L", "-J", "-b", broker.bootstrap_servers], timeout=KCAT_TIMEOUT, broker=broker).check()
     (metadata,) = run.lines()
     brokers = metadata["brokers"]
-    assert [b["name"] for b in brokers] == [broker.bootstrap], metadata
+    assert [b["name"] for b in brokers] == [broker.bootstrap_servers], metadata
     topics = {t["topic"]: t for t in metadata["topics"]}
     assert topic in topics, metadata
     entry = topics[topic]
@@ -92,7 +92,7 @@ def test_metadata_lists_topic(kcat: str, broker: Any) -> None:
     assert [p["partition"] for p in entry["partitions"]] == [0]
     assert entry["partitions"][0]["leader"] == brokers[0]["id"]
 
-    run = run_client([kcat, "-L", "-J", "-b", broker.bootstrap, "-t", topic], timeout=KCAT_TIMEOUT,
+    run = run_client([kcat, "-L", "-J", "-b", broker.bootstrap_servers, "-t", topic], timeout=KCAT_TIMEOUT,
                      broker=broker).check()
     (single,) = run.lines()
     assert [t["topic"] for t in single["topics"]] == [topic]

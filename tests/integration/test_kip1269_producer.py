@@ -30,7 +30,7 @@ def slow_broker():
 
 
 def broker_max_in_flight(broker, topic: str, partition: int = 0, node: int | None = None) -> int:
-    with broker.control() as control:
+    with broker.control as control:
         return int(control.in_flight(topic, partition, node=node)["max"])
 
 
@@ -42,7 +42,7 @@ def topic_with_window(broker, window: int) -> str:
 
 
 async def produce(broker, topic: str, in_flight: int, count: int = 400, version: int | None = None):
-    async with Producer(broker.bootstrap, max_in_flight_requests_per_connection=in_flight, batch_size=200,
+    async with Producer(broker.bootstrap_servers, max_in_flight_requests_per_connection=in_flight, batch_size=200,
                         linger_ms=0, produce_version=version) as producer:
         futures = [await producer.send(topic, b"%06d" % i, partition=0) for i in range(count)]
         offsets = [(await f).offset for f in futures]
@@ -61,7 +61,7 @@ async def test_in_flight_per_partition_follows_the_discovered_window(slow_broker
 
 async def test_two_topics_on_one_broker_keep_their_own_limits(slow_broker):
     small, large = topic_with_window(slow_broker, 5), topic_with_window(slow_broker, 20)
-    async with Producer(slow_broker.bootstrap, max_in_flight_requests_per_connection=20, batch_size=200,
+    async with Producer(slow_broker.bootstrap_servers, max_in_flight_requests_per_connection=20, batch_size=200,
                         linger_ms=0) as producer:
         futures = []
         for i in range(300):
@@ -91,7 +91,7 @@ async def test_exactly_once_in_order_through_dropped_connections():
         assert offsets == list(range(2000))
         from confluent_kafka import Consumer, TopicPartition
 
-        consumer = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": "check", "enable.auto.commit": False})
+        consumer = Consumer({"bootstrap.servers": broker.bootstrap_servers, "group.id": "check", "enable.auto.commit": False})
         consumer.assign([TopicPartition(topic, 0, 0)])
         values = []
         deadline = time.monotonic() + 30
@@ -121,7 +121,7 @@ def mixed_cluster():
 
 
 def leader_on(broker, topic: str, node: int) -> None:
-    with broker.control() as control:
+    with broker.control as control:
         assert control.move_leader(topic, 0, node=node)["leader"] == node
 
 
@@ -153,7 +153,7 @@ def move_with_admin_apis(broker, topic: str, node: int, others: list[int]) -> No
 async def test_leader_change_to_an_old_broker_drops_the_limit_to_5(mixed_cluster):
     topic = topic_with_window(mixed_cluster, 20)
     leader_on(mixed_cluster, topic, 0)
-    async with Producer(mixed_cluster.bootstrap, max_in_flight_requests_per_connection=20, batch_size=200,
+    async with Producer(mixed_cluster.bootstrap_servers, max_in_flight_requests_per_connection=20, batch_size=200,
                         linger_ms=0) as producer:
         futures = [await producer.send(topic, b"%06d" % i, partition=0) for i in range(400)]
         while producer.in_flight(topic, 0) < 20:  # the new-broker window is learnt and in use
@@ -174,7 +174,7 @@ async def test_leader_change_to_an_old_broker_drops_the_limit_to_5(mixed_cluster
 def read_back(broker, topic: str, partitions: int, expected: int) -> dict[int, list[tuple[bytes, tuple]]]:
     from confluent_kafka import Consumer, TopicPartition
 
-    consumer = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": "check", "enable.auto.commit": False})
+    consumer = Consumer({"bootstrap.servers": broker.bootstrap_servers, "group.id": "check", "enable.auto.commit": False})
     consumer.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
     seen: dict[int, list[tuple[bytes, tuple]]] = {p: [] for p in range(partitions)}
     total = 0
@@ -198,7 +198,7 @@ async def test_exactly_once_through_injected_errors_and_dropped_connections():
         topic = unique_topic("kip1269-chaos")
         with WireClient(broker.host, broker.port) as wire:
             create_topic(wire, topic, 3, configs={"producer.state.batches.to.retain": "20"})
-        with broker.control() as control:
+        with broker.control as control:
             # retriable errors before the append, after the append (the retry is a duplicate), lost answers,
             # and slow answers so that many batches are in flight when they happen
             control.inject_error("produce", error_code=ErrorCode.NOT_ENOUGH_REPLICAS, count=None, every=6,
@@ -210,7 +210,7 @@ async def test_exactly_once_through_injected_errors_and_dropped_connections():
             control.drop("produce", count=None, every=13, topic=topic)
             control.delay("produce", delay_ms=30, count=None, every=2, topic=topic)
         per_partition = 1000
-        async with Producer(broker.bootstrap, max_in_flight_requests_per_connection=20, batch_size=300,
+        async with Producer(broker.bootstrap_servers, max_in_flight_requests_per_connection=20, batch_size=300,
                             linger_ms=0, retry_backoff_ms=20, request_timeout_ms=5000) as producer:
             futures = []
             for i in range(per_partition):
@@ -220,7 +220,7 @@ async def test_exactly_once_through_injected_errors_and_dropped_connections():
             acked = [await f for f in futures]
             assert max(producer.max_in_flight_seen(topic, p) for p in range(3)) > 5
         assert all(len([m for m in acked if m.partition == p]) == per_partition for p in range(3))
-        with broker.control() as control:
+        with broker.control as control:
             fired = {(r["action"], r["error_code"]): r["fired"] for r in control.status()["rules"]}
             most = max(control.in_flight(topic, p)["max"] for p in range(3))
         assert all(count > 0 for count in fired.values()), fired

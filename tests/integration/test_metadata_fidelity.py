@@ -469,12 +469,12 @@ def test_confluent_list_topics_shows_consumer_offsets_after_a_group_commit(broke
 
     fresh = broker_factory()
     topic = unique_topic("confluent-internal")
-    admin = AdminClient({"bootstrap.servers": fresh.bootstrap})
-    producer = Producer({"bootstrap.servers": fresh.bootstrap})
+    admin = AdminClient({"bootstrap.servers": fresh.bootstrap_servers})
+    producer = Producer({"bootstrap.servers": fresh.bootstrap_servers})
     producer.produce(topic, b"x")
     assert producer.flush(10) == 0
     assert "__consumer_offsets" not in admin.list_topics(timeout=10).topics
-    consumer = Consumer({"bootstrap.servers": fresh.bootstrap, "group.id": unique_topic("g"),
+    consumer = Consumer({"bootstrap.servers": fresh.bootstrap_servers, "group.id": unique_topic("g"),
                          "enable.auto.commit": False})
     consumer.commit(offsets=[TopicPartition(topic, 0, 1)], asynchronous=False)
     consumer.close()
@@ -487,12 +487,12 @@ def test_kafka_python_describes_consumer_offsets_as_internal_with_authorized_ope
     from kafka.structs import OffsetAndMetadata
 
     fresh = broker_factory()
-    admin = KafkaAdminClient(bootstrap_servers=fresh.bootstrap)
+    admin = KafkaAdminClient(bootstrap_servers=fresh.bootstrap_servers)
     try:
         topic = unique_topic("kp-internal")
         with WireClient(fresh.host, fresh.port) as wire:
             create_topic(wire, topic)
-        consumer = KafkaConsumer(bootstrap_servers=fresh.bootstrap, group_id=unique_topic("g"),
+        consumer = KafkaConsumer(bootstrap_servers=fresh.bootstrap_servers, group_id=unique_topic("g"),
                                  enable_auto_commit=False)
         consumer.commit({TopicPartition(topic, 0): OffsetAndMetadata(0, "", -1)})
         consumer.close()

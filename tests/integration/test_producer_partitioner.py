@@ -38,7 +38,7 @@ def test_murmur2_is_kafkas_hash():
 
 async def test_records_with_one_key_all_go_to_the_keys_murmur2_partition(broker):
     topic = new_topic(broker, 3)
-    async with Producer(broker.bootstrap, linger_ms=0) as producer:
+    async with Producer(broker.bootstrap_servers, linger_ms=0) as producer:
         futures = [await producer.send(topic, b"same-%d" % i, key=b"user-42", headers=stamp("same", i))
                    for i in range(6)]
         partitions = [(await f).partition for f in futures]
@@ -49,10 +49,10 @@ async def test_records_with_one_key_all_go_to_the_keys_murmur2_partition(broker)
 
 async def test_keys_land_where_librdkafkas_murmur2_partitioner_puts_them(broker):
     ours, theirs = new_topic(broker, 5), new_topic(broker, 5)
-    async with Producer(broker.bootstrap, linger_ms=0) as producer:
+    async with Producer(broker.bootstrap_servers, linger_ms=0) as producer:
         futures = [await producer.send(ours, b"v", key=key) for key in KEYS]
         our_partitions = {key: (await f).partition for key, f in zip(KEYS, futures, strict=True)}
-    confluent = ConfluentProducer({"bootstrap.servers": broker.bootstrap, "enable.idempotence": True,
+    confluent = ConfluentProducer({"bootstrap.servers": broker.bootstrap_servers, "enable.idempotence": True,
                                    "partitioner": "murmur2_random", "linger.ms": 0})
     their_partitions: dict[bytes, int] = {}
     for key in KEYS:
@@ -66,7 +66,7 @@ async def test_keys_land_where_librdkafkas_murmur2_partitioner_puts_them(broker)
 
 async def test_an_empty_key_is_hashed_and_an_explicit_partition_wins_over_the_key(broker):
     topic = new_topic(broker, 4)
-    async with Producer(broker.bootstrap, linger_ms=0) as producer:
+    async with Producer(broker.bootstrap_servers, linger_ms=0) as producer:
         empty = [await producer.send(topic, b"e", key=b"") for _ in range(3)]
         pinned = [await producer.send(topic, b"p", key=b"user-42", partition=p) for p in range(4)]
         assert [(await f).partition for f in empty] == [key_partition(b"", 4)] * 3
@@ -76,7 +76,7 @@ async def test_an_empty_key_is_hashed_and_an_explicit_partition_wins_over_the_ke
 async def test_keyless_records_stick_to_a_partition_for_a_batch_then_move_to_the_next(broker):
     topic = new_topic(broker, 3)
     # each record counts 10 value bytes + 16 of overhead: a batch of 260 bytes holds 10 records
-    async with Producer(broker.bootstrap, linger_ms=60_000, batch_size=260) as producer:
+    async with Producer(broker.bootstrap_servers, linger_ms=60_000, batch_size=260) as producer:
         futures = [await producer.send(topic, b"%010d" % i, headers=stamp("sticky", i)) for i in range(65)]
         await producer.flush()
         partitions = [(await f).partition for f in futures]
@@ -92,7 +92,7 @@ async def test_keyless_records_of_many_producers_spread_over_the_partitions(brok
     topic = new_topic(broker, 3)
 
     async def one_producer() -> list[int]:
-        async with Producer(broker.bootstrap, linger_ms=60_000, batch_size=260) as producer:
+        async with Producer(broker.bootstrap_servers, linger_ms=60_000, batch_size=260) as producer:
             futures = [await producer.send(topic, b"%010d" % i) for i in range(30)]
             await producer.flush()
             return [(await f).partition for f in futures]

@@ -44,7 +44,7 @@ def topic_under_rule(broker, window: int, every: int, delay_ms: int) -> str:
     topic = unique_topic(f"window{window}")
     with WireClient(broker.host, broker.port) as wire:
         create_topic(wire, topic, configs={"producer.state.batches.to.retain": str(window)})
-    with broker.control() as control:
+    with broker.control as control:
         control.inject_error("produce", error_code=ErrorCode.REQUEST_TIMED_OUT, count=None, every=every,
                              topic=topic, after_append=True)
         if delay_ms:
@@ -53,7 +53,7 @@ def topic_under_rule(broker, window: int, every: int, delay_ms: int) -> str:
 
 
 def rule_fired(broker, topic: str) -> int:
-    with broker.control() as control:
+    with broker.control as control:
         return sum(rule["fired"] for rule in control.status()["rules"]
                    if rule["action"] == "error" and rule["topic"] == topic)
 
@@ -67,7 +67,7 @@ def assert_read_back_once_in_order(broker, topic: str, name: str) -> None:
 @pytest.mark.parametrize(("window", "every", "delay_ms"), RULES)
 async def test_retried_duplicates_stay_inside_the_broker_window(controlled, window, every, delay_ms):
     topic = topic_under_rule(controlled, window, every, delay_ms)
-    async with Producer(controlled.bootstrap, max_in_flight_requests_per_connection=20, batch_size=300,
+    async with Producer(controlled.bootstrap_servers, max_in_flight_requests_per_connection=20, batch_size=300,
                         linger_ms=0, retry_backoff_ms=10, delivery_timeout_ms=30_000) as producer:
         futures = [await producer.send(topic, b"%06d" % i, partition=0, headers=stamp("window", i))
                    for i in range(COUNT)]
@@ -87,7 +87,7 @@ async def test_retried_duplicates_stay_inside_the_broker_window(controlled, wind
 def test_librdkafka_idempotent_producer_under_the_same_rule(controlled, window, every, delay_ms):
     topic = topic_under_rule(controlled, window, every, delay_ms)
     producer = ConfluentProducer({
-        "bootstrap.servers": controlled.bootstrap, "enable.idempotence": True, "linger.ms": 0,
+        "bootstrap.servers": controlled.bootstrap_servers, "enable.idempotence": True, "linger.ms": 0,
         "batch.size": 300, "retry.backoff.ms": 10, "message.timeout.ms": 30_000,
     })
     errors: list[object] = []

@@ -109,11 +109,11 @@ def kafka_28():
 
 def test_confluent_kafka_produces_and_consumes_on_a_2_8_cluster(kafka_28):
     topic = unique_topic("cf-28")
-    producer = Producer({"bootstrap.servers": kafka_28.bootstrap, "enable.idempotence": True})
+    producer = Producer({"bootstrap.servers": kafka_28.bootstrap_servers, "enable.idempotence": True})
     for i in range(50):
         producer.produce(topic, value=b"%d" % i)
     assert producer.flush(30) == 0
-    consumer = Consumer({"bootstrap.servers": kafka_28.bootstrap, "group.id": "g28", "auto.offset.reset": "earliest"})
+    consumer = Consumer({"bootstrap.servers": kafka_28.bootstrap_servers, "group.id": "g28", "auto.offset.reset": "earliest"})
     consumer.subscribe([topic])
     values = []
     deadline = time.monotonic() + 30
@@ -127,12 +127,12 @@ def test_confluent_kafka_produces_and_consumes_on_a_2_8_cluster(kafka_28):
 
 def test_kafka_python_produces_and_consumes_on_a_2_8_cluster(kafka_28):
     topic = unique_topic("kp-28")
-    producer = KafkaProducer(bootstrap_servers=kafka_28.bootstrap, enable_idempotence=True)
+    producer = KafkaProducer(bootstrap_servers=kafka_28.bootstrap_servers, enable_idempotence=True)
     for i in range(50):
         producer.send(topic, value=b"%d" % i)
     producer.flush(30)
     producer.close()
-    consumer = KafkaConsumer(topic, bootstrap_servers=kafka_28.bootstrap, auto_offset_reset="earliest",
+    consumer = KafkaConsumer(topic, bootstrap_servers=kafka_28.bootstrap_servers, auto_offset_reset="earliest",
                              consumer_timeout_ms=5000)
     values = [message.value for message in consumer]
     consumer.close()

@@ -53,7 +53,7 @@ def read_back_confluent(bootstrap: str, topic: str, partition: int = 0, count: i
 @pytest.mark.parametrize("codec", CODECS)
 def test_confluent_idempotent_produce_reads_back_in_order(broker, codec):
     topic = unique_topic(f"cf-{codec}")
-    producer = Producer({"bootstrap.servers": broker.bootstrap, "enable.idempotence": True, "acks": "all",
+    producer = Producer({"bootstrap.servers": broker.bootstrap_servers, "enable.idempotence": True, "acks": "all",
                          "compression.type": codec, "linger.ms": 5})
     errors: list[object] = []
     offsets: list[int] = []
@@ -69,20 +69,20 @@ def test_confluent_idempotent_produce_reads_back_in_order(broker, codec):
     assert producer.flush(30) == 0
     assert errors == []
     assert sorted(offsets) == list(range(COUNT))
-    assert read_back_confluent(broker.bootstrap, topic) == expected_values()
+    assert read_back_confluent(broker.bootstrap_servers, topic) == expected_values()
 
 
 @pytest.mark.parametrize("codec", CODECS)
 def test_kafka_python_idempotent_produce_reads_back_in_order(broker, codec):
     topic = unique_topic(f"kp-{codec}")
-    producer = KafkaProducer(bootstrap_servers=broker.bootstrap, enable_idempotence=True, acks="all",
+    producer = KafkaProducer(bootstrap_servers=broker.bootstrap_servers, enable_idempotence=True, acks="all",
                              compression_type=None if codec == "none" else codec, linger_ms=5)
     futures = [producer.send(topic, value=value, partition=0) for value in expected_values()]
     producer.flush(30)
     offsets = [future.get(timeout=30).offset for future in futures]
     producer.close()
     assert offsets == list(range(COUNT))
-    consumer = KafkaConsumer(bootstrap_servers=broker.bootstrap, group_id=None, consumer_timeout_ms=5000,
+    consumer = KafkaConsumer(bootstrap_servers=broker.bootstrap_servers, group_id=None, consumer_timeout_ms=5000,
                              enable_auto_commit=False)
     consumer.assign([KafkaTopicPartition(topic, 0)])
     consumer.seek_to_beginning()
@@ -97,7 +97,7 @@ async def test_aiokafka_idempotent_produce_reads_back_in_order(broker, codec):
     from aiokafka.structs import TopicPartition as AioTopicPartition
 
     topic = unique_topic(f"aio-{codec}")
-    producer = AIOKafkaProducer(bootstrap_servers=broker.bootstrap, enable_idempotence=True, acks="all",
+    producer = AIOKafkaProducer(bootstrap_servers=broker.bootstrap_servers, enable_idempotence=True, acks="all",
                                 compression_type=None if codec == "none" else codec, linger_ms=5)
     await producer.start()
     try:
@@ -106,7 +106,7 @@ async def test_aiokafka_idempotent_produce_reads_back_in_order(broker, codec):
     finally:
         await producer.stop()
     assert [m.offset for m in metadata] == list(range(COUNT))
-    consumer = AIOKafkaConsumer(bootstrap_servers=broker.bootstrap, group_id=None, enable_auto_commit=False)
+    consumer = AIOKafkaConsumer(bootstrap_servers=broker.bootstrap_servers, group_id=None, enable_auto_commit=False)
     await consumer.start()
     try:
         partition = AioTopicPartition(topic, 0)
@@ -125,18 +125,18 @@ async def test_aiokafka_idempotent_produce_reads_back_in_order(broker, codec):
 
 def test_topic_is_auto_created_on_first_produce(broker):
     topic = unique_topic("auto")
-    producer = Producer({"bootstrap.servers": broker.bootstrap, "enable.idempotence": True})
+    producer = Producer({"bootstrap.servers": broker.bootstrap_servers, "enable.idempotence": True})
     producer.produce(topic, value=b"hello")
     assert producer.flush(15) == 0
-    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap_servers})
     assert topic in admin.list_topics(timeout=10).topics
-    assert read_back_confluent(broker.bootstrap, topic, count=1) == [b"hello"]
+    assert read_back_confluent(broker.bootstrap_servers, topic, count=1) == [b"hello"]
 
 
 # -- admin ----------------------------------------------------------------------
 
 def test_confluent_admin_create_describe_grow_and_delete_topic(broker):
-    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap_servers})
     topic = unique_topic("admin")
     futures = admin.create_topics([NewTopic(topic, num_partitions=2, replication_factor=1,
                                             config={"retention.ms": "123456"})])
@@ -161,7 +161,7 @@ def test_confluent_admin_create_describe_grow_and_delete_topic(broker):
 
 
 def test_confluent_admin_refuses_invalid_topic_name_and_duplicate(broker):
-    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap_servers})
     with pytest.raises(Exception, match="INVALID_TOPIC_EXCEPTION|illegal"):
         admin.create_topics([NewTopic("no spaces allowed", 1, 1)])["no spaces allowed"].result(10)
     topic = unique_topic("dup")
@@ -171,10 +171,10 @@ def test_confluent_admin_refuses_invalid_topic_name_and_duplicate(broker):
 
 
 def test_delete_records_and_list_offsets_by_timestamp(broker):
-    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap_servers})
     topic = unique_topic("offsets")
     admin.create_topics([NewTopic(topic, 1, 1)])[topic].result(10)
-    producer = Producer({"bootstrap.servers": broker.bootstrap, "enable.idempotence": True, "linger.ms": 0})
+    producer = Producer({"bootstrap.servers": broker.bootstrap_servers, "enable.idempotence": True, "linger.ms": 0})
     base = int(time.time() * 1000) - 100_000
     for i in range(10):
         producer.produce(topic, value=f"r{i}".encode(), timestamp=base + i * 1000)
@@ -194,11 +194,11 @@ def test_delete_records_and_list_offsets_by_timestamp(broker):
     result = admin.delete_records([TopicPartition(topic, 0, 6)])[tp].result(10)
     assert result.low_watermark == 6
     assert offset_for(OffsetSpec.earliest()) == 6
-    assert read_back_confluent(broker.bootstrap, topic, count=4) == [b"r6", b"r7", b"r8", b"r9"]
+    assert read_back_confluent(broker.bootstrap_servers, topic, count=4) == [b"r6", b"r7", b"r8", b"r9"]
 
 
 def test_kafka_python_admin_create_describe_delete(broker):
-    admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap)
+    admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap_servers)
     topic = unique_topic("kp-admin")
     try:
         admin.create_topics([KafkaNewTopic(topic, 3, 1, topic_configs={"producer.state.batches.to.retain": "20"})])

@@ -94,7 +94,7 @@ def test_real_read_committed_consumers_never_see_aborted_records(broker):
     topic = unique_topic("rc-clients")
     with WireClient(broker.host, broker.port) as wire:
         create_topic(wire, topic)
-    confluent = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": unique_topic("g"),
+    confluent = Consumer({"bootstrap.servers": broker.bootstrap_servers, "group.id": unique_topic("g"),
                           "isolation.level": "read_committed", "enable.auto.commit": False,
                           "fetch.wait.max.ms": 500})
     confluent.assign([TopicPartition(topic, 0, 0)])
@@ -102,14 +102,14 @@ def test_real_read_committed_consumers_never_see_aborted_records(broker):
     seen_aiokafka: list[str] = []
 
     async def run() -> list[str]:
-        aio = AIOKafkaConsumer(bootstrap_servers=broker.bootstrap, isolation_level="read_committed",
+        aio = AIOKafkaConsumer(bootstrap_servers=broker.bootstrap_servers, isolation_level="read_committed",
                                fetch_max_wait_ms=500, enable_auto_commit=False)
         await aio.start()
         try:
             aio.assign([AioTopicPartition(topic, 0)])
             await aio.seek_to_beginning()
             producing = asyncio.get_running_loop().run_in_executor(
-                None, produce_committing_and_aborting, broker.bootstrap, topic)
+                None, produce_committing_and_aborting, broker.bootstrap_servers, topic)
             deadline = time.monotonic() + 60
             while time.monotonic() < deadline:
                 batch = await aio.getmany(timeout_ms=100)

@@ -28,7 +28,7 @@ def controlled():
 
 @pytest.fixture
 def control(controlled):
-    with controlled.control() as client:
+    with controlled.control as client:
         yield client
         client.clear()
 
@@ -176,7 +176,7 @@ def test_garbage_on_the_control_port_gets_an_error_line(controlled):
         sock.sendall(b"not json\n")
         answer = json.loads(sock.makefile("rb").readline())
     assert answer["ok"] is False and "JSONDecodeError" in answer["error"]
-    with controlled.control() as client:
+    with controlled.control as client:
         assert client.status()["held_answers"] == 0
 
 

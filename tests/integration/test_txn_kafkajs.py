@@ -38,7 +38,7 @@ def node() -> Path:
 
 def txn(node: Path, broker: Any, *commands: dict[str, Any]) -> list[dict[str, Any]]:
     """Runs txn.js with `commands`; returns one result per command."""
-    run = run_client(["node", "txn.js", broker.bootstrap, json.dumps(list(commands))], cwd=node, broker=broker,
+    run = run_client(["node", "txn.js", broker.bootstrap_servers, json.dumps(list(commands))], cwd=node, broker=broker,
                      timeout=90, env={"KAFKAJS_NO_PARTITIONER_WARNING": "1"}).check()
     results = run.lines()
     assert [r["op"] for r in results] == [c["op"] for c in commands], run.describe()
@@ -147,7 +147,7 @@ def test_kafkajs_send_offsets_visible_on_commit_only(node: Path, broker: Any) ->
 
 
 def copy(node: Path, broker: Any, *args: object) -> tuple[list[dict[str, Any]], ClientRun]:
-    run = run_client(["node", "txn_copy.js", broker.bootstrap, *(str(a) for a in args)], cwd=node, broker=broker,
+    run = run_client(["node", "txn_copy.js", broker.bootstrap_servers, *(str(a) for a in args)], cwd=node, broker=broker,
                      timeout=90, env={"KAFKAJS_NO_PARTITIONER_WARNING": "1"})
     return run.lines(), run
 

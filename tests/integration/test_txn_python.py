@@ -53,7 +53,7 @@ CRASH_AT = 4
 # -- shared helpers ---------------------------------------------------------------------------------------------
 
 def create_topics(broker: Any, *topics: str, partitions: int = PARTITIONS) -> None:
-    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap_servers})
     futures = admin.create_topics([NewTopic(t, partitions, 1) for t in topics], operation_timeout=10)
     for future in futures.values():
         future.result(timeout=WAIT)
@@ -61,7 +61,7 @@ def create_topics(broker: Any, *topics: str, partitions: int = PARTITIONS) -> No
 
 def produce_plain(broker: Any, topic: str, count: int, partitions: int = PARTITIONS) -> None:
     """Non-transactional records value b"v-I" (I = 0..count-1), record i to partition i % partitions."""
-    producer = Producer({"bootstrap.servers": broker.bootstrap, "acks": "all", "linger.ms": 5})
+    producer = Producer({"bootstrap.servers": broker.bootstrap_servers, "acks": "all", "linger.ms": 5})
     for i in range(count):
         producer.produce(topic, value=f"v-{i}".encode(), partition=i % partitions)
     assert producer.flush(WAIT) == 0
@@ -69,7 +69,7 @@ def produce_plain(broker: Any, topic: str, count: int, partitions: int = PARTITI
 
 def read_all(broker: Any, topic: str, isolation: str, partitions: int = PARTITIONS) -> list[Any]:
     """Every record of the topic visible at `isolation` ("read_committed" / "read_uncommitted")."""
-    consumer = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": unique_topic("reader"),
+    consumer = Consumer({"bootstrap.servers": broker.bootstrap_servers, "group.id": unique_topic("reader"),
                          "isolation.level": isolation, "enable.partition.eof": True, "enable.auto.commit": False})
     try:
         consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in range(partitions)])
@@ -101,7 +101,7 @@ def values(messages: list[Any]) -> list[str]:
 
 
 def group_offsets(broker: Any, group: str) -> dict[int, int]:
-    admin = AdminClient({"bootstrap.servers": broker.bootstrap})  # keep a reference while the future runs
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap_servers})  # keep a reference while the future runs
     result = admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(group)])[group].result(timeout=WAIT)
     return {tp.partition: tp.offset for tp in result.topic_partitions}
 
@@ -137,7 +137,7 @@ CF_FENCED = {KafkaError._FENCED, KafkaError.PRODUCER_FENCED, KafkaError.INVALID_
 
 
 def cf_producer(broker: Any, txn_id: str, **config: Any) -> Producer:
-    producer = Producer({"bootstrap.servers": broker.bootstrap, "transactional.id": txn_id, "linger.ms": 5,
+    producer = Producer({"bootstrap.servers": broker.bootstrap_servers, "transactional.id": txn_id, "linger.ms": 5,
                          **config})
     producer.init_transactions(WAIT)
     return producer
@@ -198,7 +198,7 @@ def test_confluent_consume_transform_produce(broker: Any) -> None:
     produce_plain(broker, source, TOTAL)
 
     def new_consumer() -> Consumer:
-        consumer = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": group,
+        consumer = Consumer({"bootstrap.servers": broker.bootstrap_servers, "group.id": group,
                              "isolation.level": "read_committed", "enable.auto.commit": False,
                              "auto.offset.reset": "earliest", "heartbeat.interval.ms": 300})
         consumer.subscribe([source])
@@ -273,7 +273,7 @@ def test_confluent_transaction_timeout(broker_factory: Any) -> None:
 # -- aiokafka ---------------------------------------------------------------------------------------------------
 
 async def aio_producer(broker: Any, txn_id: str) -> AIOKafkaProducer:
-    producer = AIOKafkaProducer(bootstrap_servers=broker.bootstrap, transactional_id=txn_id,
+    producer = AIOKafkaProducer(bootstrap_servers=broker.bootstrap_servers, transactional_id=txn_id,
                                 enable_idempotence=True, request_timeout_ms=20000)
     await producer.start()
     return producer
@@ -331,7 +331,7 @@ async def test_aiokafka_consume_transform_produce(broker: Any) -> None:
     produce_plain(broker, source, TOTAL)
 
     async def new_consumer() -> AIOKafkaConsumer:
-        consumer = AIOKafkaConsumer(source, bootstrap_servers=broker.bootstrap, group_id=group,
+        consumer = AIOKafkaConsumer(source, bootstrap_servers=broker.bootstrap_servers, group_id=group,
                                     isolation_level="read_committed", enable_auto_commit=False,
                                     auto_offset_reset="earliest", heartbeat_interval_ms=300)
         await consumer.start()
@@ -393,7 +393,7 @@ async def test_aiokafka_read_committed_consumer(broker: Any) -> None:
     topic = unique_topic("aiot-read")
     create_topics(broker, topic, partitions=1)
     producer = await aio_producer(broker, unique_topic("aiot-read-txn"))
-    consumer = AIOKafkaConsumer(bootstrap_servers=broker.bootstrap, isolation_level="read_committed",
+    consumer = AIOKafkaConsumer(bootstrap_servers=broker.bootstrap_servers, isolation_level="read_committed",
                                 enable_auto_commit=False)
     await consumer.start()
     try:
@@ -433,7 +433,7 @@ async def test_aiokafka_read_committed_consumer(broker: Any) -> None:
 # -- kafka-python -----------------------------------------------------------------------------------------------
 
 def kp_producer(broker: Any, txn_id: str) -> KafkaProducer:
-    producer = KafkaProducer(bootstrap_servers=broker.bootstrap, transactional_id=txn_id, linger_ms=5,
+    producer = KafkaProducer(bootstrap_servers=broker.bootstrap_servers, transactional_id=txn_id, linger_ms=5,
                              request_timeout_ms=20000, max_block_ms=30000)
     producer.init_transactions()
     return producer
@@ -496,7 +496,7 @@ def test_kafka_python_consume_transform_produce(broker: Any, kp_closing: list[An
     produce_plain(broker, source, TOTAL)
 
     def new_consumer() -> KafkaConsumer:
-        consumer = KafkaConsumer(source, bootstrap_servers=broker.bootstrap, group_id=group,
+        consumer = KafkaConsumer(source, bootstrap_servers=broker.bootstrap_servers, group_id=group,
                                  isolation_level="read_committed", enable_auto_commit=False,
                                  auto_offset_reset="earliest", heartbeat_interval_ms=300, max_poll_records=7)
         kp_closing.append(consumer)
@@ -552,7 +552,7 @@ def test_kafka_python_read_committed_consumer(broker: Any, kp_closing: list[Any]
     topic = unique_topic("kpt-read")
     create_topics(broker, topic, partitions=1)
     producer = kp_producer(broker, unique_topic("kpt-read-txn"))
-    consumer = KafkaConsumer(bootstrap_servers=broker.bootstrap, isolation_level="read_committed",
+    consumer = KafkaConsumer(bootstrap_servers=broker.bootstrap_servers, isolation_level="read_committed",
                              enable_auto_commit=False)
     kp_closing += [producer, consumer]
     for value, commit in ((b"c-0", True), (b"a-0", False), (b"c-1", True), (b"open-0", None)):

@@ -242,7 +242,7 @@ def test_sasl_authenticate_on_a_plaintext_listener_is_illegal_sasl_state(wire, v
 
 
 def test_confluent_kafka_create_and_delete_acls_fail_with_security_disabled(broker):
-    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap_servers})
     binding = AclBinding(ResourceType.TOPIC, "t", ResourcePatternType.LITERAL, "User:alice", "*",
                          AclOperation.READ, AclPermissionType.ALLOW)
     everything = AclBindingFilter(ResourceType.ANY, None, ResourcePatternType.ANY, None, None, AclOperation.ANY,
@@ -260,7 +260,7 @@ def test_confluent_kafka_create_and_delete_acls_fail_with_security_disabled(brok
 
 def test_confluent_kafka_sasl_client_fails_authentication_at_once(broker):
     errors: list[Any] = []
-    producer = Producer({"bootstrap.servers": broker.bootstrap, "security.protocol": "SASL_PLAINTEXT",
+    producer = Producer({"bootstrap.servers": broker.bootstrap_servers, "security.protocol": "SASL_PLAINTEXT",
                          "sasl.mechanism": "PLAIN", "sasl.username": "alice", "sasl.password": "secret",
                          "error_cb": errors.append})
     deadline = time.monotonic() + 20
@@ -274,7 +274,7 @@ def test_confluent_kafka_sasl_client_fails_authentication_at_once(broker):
 def test_kafka_python_describes_log_dirs_and_gets_security_disabled_for_acls(broker):
     with WireClient(broker.host, broker.port) as wire:
         topic, batch_size = topic_with_one_batch(wire)
-    admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap, request_timeout_ms=10000)
+    admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap_servers, request_timeout_ms=10000)
     try:
         (node,) = admin.describe_log_dirs()
         (log_dir,) = node["log_dirs"]

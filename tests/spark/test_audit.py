@@ -29,8 +29,8 @@ def clean_layout() -> dict[int, list]:
 @pytest.fixture(scope="module")
 def clean_topic(broker):
     topic = unique_topic("audit-clean")
-    create_topic(broker.bootstrap, topic, partitions=2)
-    produce(broker.bootstrap, topic, clean_layout())
+    create_topic(broker.bootstrap_servers, topic, partitions=2)
+    produce(broker.bootstrap_servers, topic, clean_layout())
     return topic
 
 
@@ -38,12 +38,12 @@ def clean_topic(broker):
 def faulty_topic(broker):
     """The clean layout plus: a duplicate of p1's 10 (partition 0), p3 missing 12..14, p4 storing 4 before 3."""
     topic = unique_topic("audit-faulty")
-    create_topic(broker.bootstrap, topic, partitions=2)
+    create_topic(broker.bootstrap_servers, topic, partitions=2)
     layout = clean_layout()
     layout[0] += stamped("p1", [10])
     layout[0] += stamped("p3", [s for s in range(30) if s not in (12, 13, 14)])
     layout[1] += stamped("p4", [0, 1, 2, 4, 3, 5])
-    produce(broker.bootstrap, topic, layout)
+    produce(broker.bootstrap_servers, topic, layout)
     return topic
 
 
@@ -52,7 +52,7 @@ def findings(report) -> dict[tuple[str, int], tuple[int, int, int]]:
 
 
 def test_clean_topic_passes(spark, broker, clean_topic):
-    report = audit(read_topics(spark, broker.bootstrap, [clean_topic]), [clean_topic])
+    report = audit(read_topics(spark, broker.bootstrap_servers, [clean_topic]), [clean_topic])
     assert report.clean
     assert (report.records, report.unstamped, report.producers) == (112, 2, 2)
     assert findings(report) == {("p1", 0): (0, 0, 0), ("p2", 0): (0, 0, 0), ("p2", 1): (0, 0, 0)}
@@ -60,7 +60,7 @@ def test_clean_topic_passes(spark, broker, clean_topic):
 
 
 def test_injected_duplicate_gap_and_reordering_are_found_where_they_are(spark, broker, faulty_topic):
-    report = audit(read_topics(spark, broker.bootstrap, [faulty_topic]), [faulty_topic])
+    report = audit(read_topics(spark, broker.bootstrap_servers, [faulty_topic]), [faulty_topic])
     assert not report.clean
     assert (report.duplicates, report.gaps, report.gap_ranges, report.order_violations) == (1, 3, 1, 1)
     table = findings(report)
@@ -77,9 +77,9 @@ def test_injected_duplicate_gap_and_reordering_are_found_where_they_are(spark, b
 
 def test_from_zero_counts_missing_first_records(spark, broker):
     topic = unique_topic("audit-head")
-    create_topic(broker.bootstrap, topic)
-    produce(broker.bootstrap, topic, {0: stamped("late", list(range(5, 10)))})
-    frame = read_topics(spark, broker.bootstrap, [topic])
+    create_topic(broker.bootstrap_servers, topic)
+    produce(broker.bootstrap_servers, topic, {0: stamped("late", list(range(5, 10)))})
+    frame = read_topics(spark, broker.bootstrap_servers, [topic])
     assert audit(frame, [topic]).clean
     report = audit(frame, [topic], from_zero=True)
     assert (report.gaps, report.gap_ranges) == (5, 1)
@@ -89,7 +89,7 @@ def run_job(broker, topic: str, tmp_path) -> tuple[subprocess.CompletedProcess[s
     output = tmp_path / "audit.json"
     env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "SPARK_LOCAL_IP": "127.0.0.1"}
     done = subprocess.run([sys.executable, "-m", "minibroker.spark.jobs.audit", "--bootstrap-servers",
-                           broker.bootstrap, "--topics", topic, "--master", "local[2]", "--json", str(output)],
+                           broker.bootstrap_servers, "--topics", topic, "--master", "local[2]", "--json", str(output)],
                           capture_output=True, text=True, timeout=240, env=env)
     return done, json.loads(output.read_text())
 
@@ -115,8 +115,8 @@ def test_a_chaos_run_ends_with_a_clean_audit(spark):
     broker = start_broker(extra_args=("--control-port", "0"))
     try:
         topic = unique_topic("audit-chaos")
-        create_topic(broker.bootstrap, topic, partitions=3)
-        with broker.control() as control:
+        create_topic(broker.bootstrap_servers, topic, partitions=3)
+        with broker.control as control:
             control.inject_error("produce", error_code=ErrorCode.NOT_ENOUGH_REPLICAS, count=None, every=5,
                                  topic=topic)
             control.inject_error("produce", error_code=ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND, count=None,
@@ -124,7 +124,7 @@ def test_a_chaos_run_ends_with_a_clean_audit(spark):
             control.drop("produce", count=None, every=11, topic=topic)
 
         async def run(name: str) -> None:
-            async with Producer(broker.bootstrap, max_in_flight_requests_per_connection=20, batch_size=500,
+            async with Producer(broker.bootstrap_servers, max_in_flight_requests_per_connection=20, batch_size=500,
                                 linger_ms=1, retry_backoff_ms=20, request_timeout_ms=5000) as producer:
                 futures = [await producer.send(topic, f"{name}:{i}".encode(), headers=stamp(name, i))
                            for i in range(600)]
@@ -134,9 +134,9 @@ def test_a_chaos_run_ends_with_a_clean_audit(spark):
             await asyncio.gather(run("chaos-a"), run("chaos-b"))
 
         asyncio.run(both())
-        with broker.control() as control:
+        with broker.control as control:
             assert all(rule["fired"] > 0 for rule in control.status()["rules"])
-        report = audit(read_topics(spark, broker.bootstrap, [topic]), [topic])
+        report = audit(read_topics(spark, broker.bootstrap_servers, [topic]), [topic])
         assert report.clean, report.render()
         assert (report.records, report.unstamped, report.producers) == (1200, 0, 2)
     finally:

@@ -15,7 +15,7 @@ from tests.spark.helpers import create_topic, produce
 
 
 def reader(spark, broker, topic: str, **options: str):
-    frame = spark.read.format(FORMAT).option("kafka.bootstrap.servers", broker.bootstrap).option("subscribe", topic)
+    frame = spark.read.format(FORMAT).option("kafka.bootstrap.servers", broker.bootstrap_servers).option("subscribe", topic)
     for key, value in options.items():
         frame = frame.option(key, value)
     return frame.load()
@@ -25,8 +25,8 @@ def reader(spark, broker, topic: str, **options: str):
 def known_topic(broker):
     """Two partitions: 0 holds k0..k5 with headers, 1 holds three records with a null key and a null value."""
     topic = unique_topic("spark-known")
-    create_topic(broker.bootstrap, topic, partitions=2)
-    produce(broker.bootstrap, topic, {
+    create_topic(broker.bootstrap_servers, topic, partitions=2)
+    produce(broker.bootstrap_servers, topic, {
         0: [(f"k{i}".encode(), f"value-{i}".encode(), [("n", str(i).encode()), ("empty", None)]) for i in range(6)],
         1: [(None, b"a", []), (b"b", None, []), (b"c", b"c", [])],
     })
@@ -82,10 +82,10 @@ def test_batch_refuses_latest_as_starting_offsets(spark, broker, known_topic):
 
 
 def test_subscribe_pattern_and_assign(spark, broker, known_topic):
-    by_pattern = spark.read.format(FORMAT).option("kafka.bootstrap.servers", broker.bootstrap) \
+    by_pattern = spark.read.format(FORMAT).option("kafka.bootstrap.servers", broker.bootstrap_servers) \
         .option("subscribePattern", known_topic.replace("-", ".")).load()
     assert by_pattern.count() == 9
-    assigned = spark.read.format(FORMAT).option("kafka.bootstrap.servers", broker.bootstrap) \
+    assigned = spark.read.format(FORMAT).option("kafka.bootstrap.servers", broker.bootstrap_servers) \
         .option("assign", json.dumps({known_topic: [1]})).load()
     rows = assigned.collect()
     assert sorted(r.offset for r in rows) == [0, 1, 2] and {r.partition for r in rows} == {1}
@@ -93,7 +93,7 @@ def test_subscribe_pattern_and_assign(spark, broker, known_topic):
 
 def test_empty_topic_reads_no_rows(spark, broker):
     topic = unique_topic("spark-empty")
-    create_topic(broker.bootstrap, topic, partitions=3)
+    create_topic(broker.bootstrap_servers, topic, partitions=3)
     assert reader(spark, broker, topic).count() == 0
 
 
@@ -116,8 +116,8 @@ async def _transactions(bootstrap: str, topic: str) -> None:
 
 def test_isolation_level_read_committed_drops_aborted_records_and_markers(spark, broker):
     topic = unique_topic("spark-txn")
-    create_topic(broker.bootstrap, topic)
-    asyncio.run(_transactions(broker.bootstrap, topic))
+    create_topic(broker.bootstrap_servers, topic)
+    asyncio.run(_transactions(broker.bootstrap_servers, topic))
     committed = reader(spark, broker, topic, **{"kafka.isolation.level": "read_committed"})
     assert sorted(r.value for r in committed.collect()) == [b"c0", b"c1", b"c2", b"c3"]
     uncommitted = reader(spark, broker, topic)

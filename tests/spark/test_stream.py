@@ -19,7 +19,7 @@ def wave(name: str, count: int, partitions: int = 2) -> dict[int, list]:
 
 
 def stream(spark, broker, topic: str, **options: str):
-    frame = spark.readStream.format(FORMAT).option("kafka.bootstrap.servers", broker.bootstrap) \
+    frame = spark.readStream.format(FORMAT).option("kafka.bootstrap.servers", broker.bootstrap_servers) \
         .option("subscribe", topic)
     for key, value in options.items():
         frame = frame.option(key, value)
@@ -33,9 +33,9 @@ def to_parquet(frame, path, checkpoint):
 
 def test_stopped_query_resumes_from_its_checkpoint_without_loss_or_repeat(spark, broker, tmp_path):
     topic = unique_topic("spark-resume")
-    create_topic(broker.bootstrap, topic, partitions=2)
+    create_topic(broker.bootstrap_servers, topic, partitions=2)
     out, checkpoint = tmp_path / "out", tmp_path / "checkpoint"
-    produce(broker.bootstrap, topic, wave("a", 40))
+    produce(broker.bootstrap_servers, topic, wave("a", 40))
 
     def start():
         return to_parquet(stream(spark, broker, topic, startingOffsets="earliest"), out, checkpoint) \
@@ -43,13 +43,13 @@ def test_stopped_query_resumes_from_its_checkpoint_without_loss_or_repeat(spark,
 
     query = start()
     query.processAllAvailable()
-    produce(broker.bootstrap, topic, wave("b", 30))
+    produce(broker.bootstrap_servers, topic, wave("b", 30))
     query.processAllAvailable()
     query.stop()
-    produce(broker.bootstrap, topic, wave("c", 25))  # written while no query runs
+    produce(broker.bootstrap_servers, topic, wave("c", 25))  # written while no query runs
     query = start()  # startingOffsets is ignored now: the checkpoint says where to go on
     query.processAllAvailable()
-    produce(broker.bootstrap, topic, wave("d", 5))
+    produce(broker.bootstrap_servers, topic, wave("d", 5))
     query.processAllAvailable()
     query.stop()
     rows = spark.read.parquet(str(out)).collect()
@@ -60,13 +60,13 @@ def test_stopped_query_resumes_from_its_checkpoint_without_loss_or_repeat(spark,
 
 def test_available_now_reads_what_is_there_and_a_rerun_only_what_is_new(spark, broker, tmp_path):
     topic = unique_topic("spark-now")
-    create_topic(broker.bootstrap, topic, partitions=2)
+    create_topic(broker.bootstrap_servers, topic, partitions=2)
     out, checkpoint = tmp_path / "out", tmp_path / "checkpoint"
-    produce(broker.bootstrap, topic, wave("first", 50))
+    produce(broker.bootstrap_servers, topic, wave("first", 50))
     frame = stream(spark, broker, topic, startingOffsets="earliest")
     to_parquet(frame, out, checkpoint).trigger(availableNow=True).start().awaitTermination(120)
     assert sorted(r.value for r in spark.read.parquet(str(out)).collect()) == sorted(f"first-{i}" for i in range(50))
-    produce(broker.bootstrap, topic, wave("second", 20))
+    produce(broker.bootstrap_servers, topic, wave("second", 20))
     to_parquet(frame, out, checkpoint).trigger(availableNow=True).start().awaitTermination(120)
     values = Counter(r.value for r in spark.read.parquet(str(out)).collect())
     assert values == Counter([f"first-{i}" for i in range(50)] + [f"second-{i}" for i in range(20)])
@@ -74,8 +74,8 @@ def test_available_now_reads_what_is_there_and_a_rerun_only_what_is_new(spark, b
 
 def test_max_offsets_per_trigger_splits_available_now_into_micro_batches(spark, broker, tmp_path):
     topic = unique_topic("spark-rate")
-    create_topic(broker.bootstrap, topic, partitions=2)
-    produce(broker.bootstrap, topic, wave("r", 100))
+    create_topic(broker.bootstrap_servers, topic, partitions=2)
+    produce(broker.bootstrap_servers, topic, wave("r", 100))
     sizes: list[int] = []
     seen: list[tuple[int, int]] = []
 
@@ -93,13 +93,13 @@ def test_max_offsets_per_trigger_splits_available_now_into_micro_batches(spark, 
 
 def test_latest_is_the_default_start_of_a_new_query(spark, broker, tmp_path):
     topic = unique_topic("spark-latest")
-    create_topic(broker.bootstrap, topic, partitions=2)
-    produce(broker.bootstrap, topic, wave("old", 10))
+    create_topic(broker.bootstrap_servers, topic, partitions=2)
+    produce(broker.bootstrap_servers, topic, wave("old", 10))
     out = tmp_path / "out"
     query = to_parquet(stream(spark, broker, topic), out, tmp_path / "checkpoint") \
         .trigger(processingTime="200 milliseconds").start()
     query.processAllAvailable()
-    produce(broker.bootstrap, topic, wave("new", 6))
+    produce(broker.bootstrap_servers, topic, wave("new", 6))
     query.processAllAvailable()
     query.stop()
     assert sorted(r.value for r in spark.read.parquet(str(out)).collect()) == sorted(f"new-{i}" for i in range(6))
@@ -107,13 +107,13 @@ def test_latest_is_the_default_start_of_a_new_query(spark, broker, tmp_path):
 
 def test_stream_write_copies_a_topic_exactly_once(spark, broker, tmp_path):
     source, target = unique_topic("spark-copy-in"), unique_topic("spark-copy-out")
-    create_topic(broker.bootstrap, source, partitions=2)
-    create_topic(broker.bootstrap, target, partitions=3)
-    produce(broker.bootstrap, source, wave("copy", 60))
+    create_topic(broker.bootstrap_servers, source, partitions=2)
+    create_topic(broker.bootstrap_servers, target, partitions=3)
+    produce(broker.bootstrap_servers, source, wave("copy", 60))
     stream(spark, broker, source, startingOffsets="earliest", maxOffsetsPerTrigger="25") \
         .selectExpr("key", "value").writeStream.format(FORMAT) \
-        .option("kafka.bootstrap.servers", broker.bootstrap).option("topic", target) \
+        .option("kafka.bootstrap.servers", broker.bootstrap_servers).option("topic", target) \
         .option("checkpointLocation", str(tmp_path / "checkpoint")) \
         .trigger(availableNow=True).start().awaitTermination(120)
-    copied = Counter(r["value"].decode() for r in read_all(broker.bootstrap, target, READ_COMMITTED))
+    copied = Counter(r["value"].decode() for r in read_all(broker.bootstrap_servers, target, READ_COMMITTED))
     assert copied == Counter(f"copy-{i}" for i in range(60))

@@ -16,7 +16,7 @@ ROWS = 2000
 
 
 def writer(frame, broker, **options: str):
-    out = frame.write.format(FORMAT).mode("append").option("kafka.bootstrap.servers", broker.bootstrap)
+    out = frame.write.format(FORMAT).mode("append").option("kafka.bootstrap.servers", broker.bootstrap_servers)
     for key, value in options.items():
         out = out.option(key, value)
     return out
@@ -24,8 +24,8 @@ def writer(frame, broker, **options: str):
 
 def test_write_then_read_back_with_topic_partition_and_headers_columns(spark, broker):
     first, second = unique_topic("spark-w1"), unique_topic("spark-w2")
-    create_topic(broker.bootstrap, first, partitions=3)
-    create_topic(broker.bootstrap, second, partitions=1)
+    create_topic(broker.bootstrap_servers, first, partitions=3)
+    create_topic(broker.bootstrap_servers, second, partitions=1)
     frame = spark.sql(f"""
         SELECT CAST(id AS STRING) AS key, CONCAT('v', id) AS value,
                IF(id % 2 = 0, '{first}', '{second}') AS topic,
@@ -33,27 +33,27 @@ def test_write_then_read_back_with_topic_partition_and_headers_columns(spark, br
                ARRAY(NAMED_STRUCT('key', 'id', 'value', CAST(CAST(id AS STRING) AS BINARY))) AS headers
         FROM range(100)""")
     writer(frame, broker).save()
-    written = read_all(broker.bootstrap, first, READ_COMMITTED)
+    written = read_all(broker.bootstrap_servers, first, READ_COMMITTED)
     assert sorted(r["value"] for r in written) == sorted(f"v{i}".encode() for i in range(0, 100, 2))
     for record in written:
         number = int(record["key"])
         assert record["partition"] == number % 3  # the partition column wins
         assert record["headers"] == [("id", str(number).encode())]
-    assert sorted(int(r["key"]) for r in read_all(broker.bootstrap, second, READ_COMMITTED)) == \
+    assert sorted(int(r["key"]) for r in read_all(broker.bootstrap_servers, second, READ_COMMITTED)) == \
         list(range(1, 100, 2))
     # and the data source reads back what it wrote
-    back = spark.read.format(FORMAT).option("kafka.bootstrap.servers", broker.bootstrap) \
+    back = spark.read.format(FORMAT).option("kafka.bootstrap.servers", broker.bootstrap_servers) \
         .option("subscribe", f"{first},{second}").option("kafka.isolation.level", "read_committed").load()
     assert back.count() == 100
 
 
 def test_topic_option_overrides_and_keys_pick_partitions_as_kafka_does(spark, broker):
     topic = unique_topic("spark-keys")
-    create_topic(broker.bootstrap, topic, partitions=4)
+    create_topic(broker.bootstrap_servers, topic, partitions=4)
     frame = spark.sql("SELECT CONCAT('key-', id) AS key, CAST(CAST(id AS STRING) AS BINARY) AS value, "
                       "'ignored' AS topic FROM range(60)")
     writer(frame, broker, topic=topic).save()
-    written = read_all(broker.bootstrap, topic, READ_COMMITTED)
+    written = read_all(broker.bootstrap_servers, topic, READ_COMMITTED)
     assert len(written) == 60
     assert all(r["partition"] == key_partition(r["key"], 4) for r in written)
     assert len({r["partition"] for r in written}) > 1
@@ -99,21 +99,21 @@ def _numbers(spark, fail):
 
 def test_exactly_once_a_retried_task_leaves_each_row_once_for_read_committed(spark, broker, small_arrow_batches):
     topic = unique_topic("spark-eos")
-    create_topic(broker.bootstrap, topic, partitions=2)
+    create_topic(broker.bootstrap_servers, topic, partitions=2)
     writer(_numbers(spark, _failing_first_attempt()), broker, topic=topic).save()
-    committed = Counter(number(r) for r in read_all(broker.bootstrap, topic, READ_COMMITTED))
+    committed = Counter(number(r) for r in read_all(broker.bootstrap_servers, topic, READ_COMMITTED))
     assert committed == Counter(range(ROWS))  # each row exactly once
-    everything = read_all(broker.bootstrap, topic)
+    everything = read_all(broker.bootstrap_servers, topic)
     # the failed first attempts did write: their records are there, aborted, for read_uncommitted
     assert len(everything) > ROWS
-    assert latest_offsets(broker.bootstrap, topic, READ_COMMITTED) == latest_offsets(broker.bootstrap, topic)
+    assert latest_offsets(broker.bootstrap_servers, topic, READ_COMMITTED) == latest_offsets(broker.bootstrap_servers, topic)
 
 
 def test_at_least_once_without_transactions_a_retried_task_writes_its_rows_again(spark, broker, small_arrow_batches):
     topic = unique_topic("spark-alo")
-    create_topic(broker.bootstrap, topic, partitions=2)
+    create_topic(broker.bootstrap_servers, topic, partitions=2)
     writer(_numbers(spark, _failing_first_attempt()), broker, topic=topic, transactional="false").save()
-    seen = Counter(number(r) for r in read_all(broker.bootstrap, topic, READ_COMMITTED))
+    seen = Counter(number(r) for r in read_all(broker.bootstrap_servers, topic, READ_COMMITTED))
     assert set(seen) == set(range(ROWS))  # nothing lost
     assert sum(seen.values()) > ROWS  # the retried tasks' rows are there twice
     assert max(seen.values()) == 2
@@ -121,17 +121,17 @@ def test_at_least_once_without_transactions_a_retried_task_writes_its_rows_again
 
 def test_a_failed_job_leaves_nothing_committed_and_no_transaction_open(spark, broker, small_arrow_batches):
     topic = unique_topic("spark-failed")
-    create_topic(broker.bootstrap, topic, partitions=2)
+    create_topic(broker.bootstrap_servers, topic, partitions=2)
     with pytest.raises(Exception, match="injected task failure"):
         writer(_numbers(spark, _failing_first_attempt(always=True)), broker, topic=topic).save()
-    assert read_all(broker.bootstrap, topic, READ_COMMITTED) == []
-    assert len(read_all(broker.bootstrap, topic)) > 0  # the attempts wrote, and were aborted
+    assert read_all(broker.bootstrap_servers, topic, READ_COMMITTED) == []
+    assert len(read_all(broker.bootstrap_servers, topic)) > 0  # the attempts wrote, and were aborted
     # the driver aborted what the last attempts left open: read_committed is not held back
-    assert latest_offsets(broker.bootstrap, topic, READ_COMMITTED) == latest_offsets(broker.bootstrap, topic)
+    assert latest_offsets(broker.bootstrap_servers, topic, READ_COMMITTED) == latest_offsets(broker.bootstrap_servers, topic)
 
 
 def test_overwrite_mode_is_refused_as_by_spark_kafka_sink(spark, broker):
     frame = spark.sql("SELECT 'v' AS value")
     with pytest.raises(Exception, match="Overwrite is not allowed"):
-        frame.write.format(FORMAT).mode("overwrite").option("kafka.bootstrap.servers", broker.bootstrap) \
+        frame.write.format(FORMAT).mode("overwrite").option("kafka.bootstrap.servers", broker.bootstrap_servers) \
             .option("topic", unique_topic("spark-overwrite")).save()
