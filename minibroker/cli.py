@@ -4,31 +4,100 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import logging
+import os
 import signal
 import sys
+from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from .apis.releases import release
 from .core.config import ConfigError, load_properties
 from .testing.faults import parse_faults
 
+if TYPE_CHECKING:
+    from .server.broker import Broker
 
-def _parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="minibroker", description="A Kafka wire-protocol broker")
-    sub = parser.add_subparsers(dest="command", required=True)
-    serve = sub.add_parser("serve", help="run the broker")
-    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
-    serve.add_argument("--port", type=int, default=9092, help="port to listen on; 0 picks a free one")
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+CHECK_TIMEOUT_S = 5.0
+log = logging.getLogger("minibroker")
+
+
+def version() -> str:
+    """The installed package's version, or the source tree's when it is not installed."""
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as installed_version
+
+    try:
+        return installed_version("minibroker")
+    except PackageNotFoundError:
+        from . import __version__
+
+        return __version__
+
+
+class _ArgumentParser(argparse.ArgumentParser):
+    """Errors in one line on stderr, exit code 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Shows "(default: ...)" only where there is a default to show."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        if action.default is None or action.default is False or action.default == []:
+            return action.help
+        return super()._get_help_string(action)
+
+
+def _log_level(text: str) -> str:
+    level = text.strip().upper()
+    if level not in LOG_LEVELS:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a log level: choose one of {', '.join(LOG_LEVELS)}")
+    return level
+
+
+def _port(text: str) -> int:
+    if not text.strip().isdigit() or int(text) > 65535:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port (0-65535)")
+    return int(text)
+
+
+def parse_args(argv: list[str] | None = None, environ: Mapping[str, str] | None = None) -> argparse.Namespace:
+    """The command line; MINIBROKER_* variables of `environ` (default: os.environ) give defaults, flags win."""
+    env = os.environ if environ is None else environ
+    parser = _ArgumentParser(prog="minibroker", description="A Kafka wire-protocol broker",
+                             formatter_class=_HelpFormatter)
+    parser.add_argument("--version", action="version", version=f"minibroker {version()}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="{serve,check}")
+    serve = sub.add_parser(
+        "serve", help="run the broker", formatter_class=_HelpFormatter,
+        description="Run a broker until SIGINT or SIGTERM. When it listens it prints one JSON line on stdout "
+                    '({"event": "ready", "bootstrap_servers": ..., "nodes": [...], ...}); logs go to stderr.',
+        epilog="Environment: MINIBROKER_HOST, MINIBROKER_PORT, MINIBROKER_ADVERTISED_HOST, "
+               "MINIBROKER_ADVERTISED_LISTENERS and MINIBROKER_LOG_LEVEL give the defaults of the flags of the "
+               "same names; a flag on the command line wins.")
+    serve.add_argument("--host", default=env.get("MINIBROKER_HOST", "127.0.0.1"),
+                       help="address to listen on; 0.0.0.0 for every interface (env MINIBROKER_HOST)")
+    serve.add_argument("--port", type=_port, default=env.get("MINIBROKER_PORT", "9092"),
+                       help="port to listen on; 0 picks a free one (env MINIBROKER_PORT)")
     serve.add_argument("--nodes", type=int, default=1,
-                       help="simulated nodes in one process, on consecutive ports from --port (default 1)")
+                       help="simulated nodes in one process, on consecutive ports from --port")
     serve.add_argument("--ports", help="explicit comma-separated ports, one per node (overrides --port/--nodes)")
+    serve.add_argument("--advertised-host", metavar="HOST", default=env.get("MINIBROKER_ADVERTISED_HOST"),
+                       help="the host Metadata gives clients for every node, each with its own port (default: "
+                            "--host, or localhost when --host is 0.0.0.0 or ::) (env MINIBROKER_ADVERTISED_HOST)")
     serve.add_argument("--advertised-listeners", metavar="HOST:PORT[,HOST:PORT...]",
-                       help="the address Metadata gives clients for each node (default: where it listens), "
-                            "e.g. a proxy in front of the broker")
+                       default=env.get("MINIBROKER_ADVERTISED_LISTENERS"),
+                       help="the address Metadata gives clients for each node, e.g. a proxy in front of the "
+                            "broker; overrides --advertised-host (env MINIBROKER_ADVERTISED_LISTENERS)")
     serve.add_argument("--as-version", default="latest", metavar="RELEASE",
                        help="speak as this Kafka release: its API versions, no KIP-1269 "
-                            "(2.8, 3.9, 4.0, 4.1, 4.2 or latest; default latest)")
+                            "(2.8, 3.9, 4.0, 4.1, 4.2 or latest)")
     serve.add_argument("--node-profile", action="append", default=[], metavar="NODE_ID=RELEASE",
                        help="one node speaks as another release, e.g. 2=3.9 (repeatable)")
     serve.add_argument("--config", type=Path, help="a Kafka-style server.properties file")
@@ -40,7 +109,22 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
     serve.add_argument("--control-port", type=int, metavar="PORT",
                        help="testing aid: serve test control (hold, fail, delay, drop, move leaders, count "
                             "in-flight Produce) on this port, 0 for any free one (see minibroker/testing/control.py)")
-    serve.add_argument("--log-level", default="INFO", help="Python logging level")
+    serve.add_argument("--ready-file", type=Path, metavar="PATH",
+                       help="once listening, also write the JSON ready line to PATH (atomically: PATH.tmp, "
+                            "then renamed); nothing removes it on exit")
+    serve.add_argument("--log-level", type=_log_level, default=env.get("MINIBROKER_LOG_LEVEL", "INFO"),
+                       metavar="{" + ",".join(LOG_LEVELS) + "}",
+                       help="logging threshold, any case; DEBUG logs every connection and request "
+                            "(env MINIBROKER_LOG_LEVEL)")
+    check = sub.add_parser(
+        "check", help="health check: ask a broker for its API versions", formatter_class=_HelpFormatter,
+        description="Send an ApiVersions request; exit 0 when the broker answers without error, 1 otherwise "
+                    "(with the reason on stderr).")
+    check.add_argument("address", nargs="?", metavar="HOST:PORT",
+                       default=f"127.0.0.1:{env.get('MINIBROKER_PORT', '9092')}",
+                       help="the broker to ask (the port from env MINIBROKER_PORT)")
+    check.add_argument("--timeout", type=float, default=CHECK_TIMEOUT_S, metavar="SECONDS",
+                       help="give up after this long")
     return parser.parse_args(argv)
 
 
@@ -81,41 +165,114 @@ def _collect_configs(args: argparse.Namespace) -> dict[str, str]:
     return configs
 
 
-async def _serve(args: argparse.Namespace, configs: dict[str, str]) -> None:
+def make_broker(args: argparse.Namespace, configs: dict[str, str]) -> Broker:
+    """The Broker `serve` runs, not yet started."""
     from .server.broker import Broker
 
     ports = [int(p) for p in args.ports.split(",")] if args.ports else None
-    broker = Broker(host=args.host, port=args.port, config=configs,
-                    faults=parse_faults(args.fault), control_port=args.control_port, nodes=args.nodes, ports=ports,
-                    advertised_listeners=_parse_listeners(args.advertised_listeners),
-                    as_version=args.as_version, node_releases=_parse_node_profiles(args.node_profile))
-    await broker.start()
-    logger = logging.getLogger("minibroker")
-    first, *others = broker.cluster.nodes
-    logger.info("minibroker listening on %s:%d", first.bind_host, first.bind_port)
-    for node in others:
-        logger.info("minibroker node %d listening on %s:%d", node.node_id, node.bind_host, node.bind_port)
-    if broker.control_port is not None:
-        logger.info("minibroker control listening on %s:%d", args.host, broker.control_port)
+    return Broker(host=args.host, port=args.port, config=configs,
+                  faults=parse_faults(args.fault), control_port=args.control_port, nodes=args.nodes, ports=ports,
+                  advertised_listeners=_parse_listeners(args.advertised_listeners),
+                  advertised_host=args.advertised_host,
+                  as_version=args.as_version, node_releases=_parse_node_profiles(args.node_profile))
+
+
+def _log_start(broker: Broker, configs: dict[str, str]) -> None:
+    """At INFO: every listener, the control port, and the configs that differ from their defaults."""
+    first = broker.cluster.nodes[0]
+    log.info("minibroker listening on %s:%d", first.bind_host, first.bind_port)  # start_broker waits for it
     for node in broker.cluster.nodes:
-        if (node.host, node.port) != (node.bind_host, node.bind_port):
-            logger.info("minibroker node %d advertised as %s:%d", node.node_id, node.host, node.port)
+        log.info("minibroker node %d listening on %s:%d, advertised as %s:%d",
+                 node.node_id, node.bind_host, node.bind_port, node.host, node.port)
+    if broker.control_port is not None:
+        log.info("minibroker control listening on %s:%d", broker.host, broker.control_port)
+    config = broker.cluster.config
+    changed = []
+    for name in configs:
+        definition = config.broker_def(name)
+        value = config.static[name]
+        if definition.has_default and value == definition.default:
+            continue
+        changed.append(f"{name}={'[hidden]' if definition.sensitive else definition.render(value)}")
+    log.info("minibroker non-default configs: %s", ", ".join(changed) or "none")
+
+
+def ready_event(broker: Broker) -> dict[str, Any]:
+    """The ready signal: where clients connect, each node's bind and advertised address, the control port."""
+    return {"event": "ready", "pid": os.getpid(), "bootstrap_servers": broker.bootstrap_servers,
+            "nodes": broker.listeners(), "control_port": broker.control_port, "version": version()}
+
+
+def _write_ready_file(path: Path, text: str) -> None:
+    """Readers never see half a file: write a sibling, then rename it over PATH."""
+    temporary = path.with_name(path.name + ".tmp")
+    temporary.write_text(text)
+    os.replace(temporary, path)
+
+
+async def _serve(args: argparse.Namespace, configs: dict[str, str]) -> int:
+    broker = make_broker(args, configs)
+    await broker.start()
+    try:
+        _log_start(broker, configs)
+        line = json.dumps(ready_event(broker))
+        if args.ready_file is not None:
+            _write_ready_file(args.ready_file, line + "\n")
+        print(line, flush=True)
+    except OSError as exc:
+        log.error("minibroker cannot report that it is ready: %s", exc)
+        await broker.stop()
+        return 1
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
     await stop.wait()
     await broker.stop()
-    logging.getLogger("minibroker").info("minibroker stopped")
+    log.info("minibroker stopped")
+    return 0
+
+
+def _check(address: str, timeout: float) -> int:
+    """`minibroker check`: 0 when the broker answers ApiVersions with error code 0, else 1 and one line why."""
+    from .protocol.messages import ApiVersionsRequest
+    from .testing.wire import WireClient
+
+    host, sep, port = address.rpartition(":")
+    host = host.strip("[]")  # [::1]:9092
+    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        print(f"minibroker check: error: {address!r} is not HOST:PORT", file=sys.stderr)
+        return 2
+    request = ApiVersionsRequest(client_software_name="minibroker-check", client_software_version=version())
+    try:
+        with WireClient(host, int(port), client_id="minibroker-check", timeout=timeout) as wire:
+            response = wire.request(request, 3)
+    except TimeoutError:
+        print(f"minibroker check: {address}: no answer, timed out after {timeout:g} s", file=sys.stderr)
+        return 1
+    except OSError as exc:  # refused, reset, closed, unknown host
+        print(f"minibroker check: {address}: {exc.strerror or exc}", file=sys.stderr)
+        return 1
+    except Exception as exc:  # an answer, but not a Kafka one
+        print(f"minibroker check: {address}: unreadable answer: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 1
+    if response.error_code != 0:
+        print(f"minibroker check: {address}: ApiVersions answered error code {response.error_code}",
+              file=sys.stderr)
+        return 1
+    print(f"minibroker check: {address} is up ({len(response.api_keys)} APIs)")
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the `minibroker` command."""
-    args = _parse_args(argv)
+    args = parse_args(argv)
+    if args.command == "check":
+        return _check(args.address, args.timeout)
     if args.nodes < 1:
         print("minibroker: refusing to start: --nodes must be at least 1", file=sys.stderr)
         return 2
-    logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr,
+    logging.basicConfig(level=args.log_level, stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
         configs = _collect_configs(args)
@@ -135,6 +292,8 @@ def main(argv: list[str] | None = None) -> int:
         node_count = len(args.ports.split(",")) if args.ports else args.nodes
         if listeners is not None and len(listeners) != node_count:
             raise ValueError(f"--advertised-listeners lists {len(listeners)} addresses for {node_count} nodes")
+        if args.ready_file is not None and not args.ready_file.parent.is_dir():
+            raise ValueError(f"--ready-file: no directory {str(args.ready_file.parent)!r}")
     except ValueError as exc:
         print(f"minibroker: refusing to start: {exc}", file=sys.stderr)
         return 2
@@ -144,8 +303,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         import uvloop
 
-        uvloop.run(_serve(args, configs))
+        return uvloop.run(_serve(args, configs))
     except OSError as exc:
         print(f"minibroker: cannot listen on {args.host}:{args.port}: {exc}", file=sys.stderr)
         return 1
-    return 0

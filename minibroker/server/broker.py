@@ -19,6 +19,21 @@ log = logging.getLogger("minibroker")
 
 TICK_INTERVAL_S = 0.1  # session and rebalance deadlines are checked this often
 
+WILDCARD_HOSTS = frozenset({"0.0.0.0", "::", ""})  # bind addresses meaning "every interface"
+
+
+def advertised_host_for(bind_host: str, advertised_host: str | None = None) -> str:
+    """The host Metadata tells clients for a listener bound to `bind_host`: `advertised_host` if given,
+    `localhost` for a wildcard bind address (no client can dial 0.0.0.0), else `bind_host` itself.
+
+    Kafka advertises the canonical host name for a listener with an empty host. We choose localhost because
+    it is what works with port mapping (`docker run -p 9092:9092`): from the host, the container's host name
+    does not resolve, while localhost reaches the published port.
+    """
+    if advertised_host:
+        return advertised_host
+    return "localhost" if bind_host in WILDCARD_HOSTS else bind_host
+
 
 def cluster_config(config: dict[str, Any] | None, controller_release: str) -> BrokerConfig:
     """The broker configs as the controller's release knows them: older releases lack KIP-1269's."""
@@ -47,10 +62,12 @@ class Broker:
         advertised_listeners: list[tuple[str, int]] | None = None,
         as_version: str = LATEST,
         node_releases: dict[int, str] | None = None,
+        advertised_host: str | None = None,
     ) -> None:
         """`nodes` simulated nodes listen on `ports`, or on consecutive ports from `port` (all free ones if 0).
 
-        `advertised_listeners` gives each node the (host, port) clients are told to use, e.g. a proxy.
+        `advertised_listeners` gives each node the (host, port) clients are told to use, e.g. a proxy; without
+        them every node advertises `advertised_host` (default: see `advertised_host_for`) and its own port.
         `as_version` makes every node speak as that Kafka release, `node_releases` (node id -> release)
         overrides it per node; see apis/releases.py.
         `control=True` attaches test control (`self.control`, minibroker/testing/control.py); a
@@ -65,9 +82,12 @@ class Broker:
             raise ValueError("a cluster needs at least one node")
         if advertised_listeners is not None and len(advertised_listeners) != len(ports):
             raise ValueError(f"{len(advertised_listeners)} advertised listeners for {len(ports)} nodes")
+        host_for_clients = advertised_host_for(host, advertised_host)
+        # said once at start(): only when the wildcard rule chose the advertised host
+        self._wildcard_note = advertised_listeners is None and host_for_clients != host and not advertised_host
         cluster_nodes = []
         for i, node_port in enumerate(ports):
-            advertised = advertised_listeners[i] if advertised_listeners else (host, node_port)
+            advertised = advertised_listeners[i] if advertised_listeners else (host_for_clients, node_port)
             cluster_nodes.append(Node(first_id + i, advertised[0], advertised[1], bind_host=host, bind_port=node_port))
         node_releases = node_releases or {}
         for name in {as_version, *node_releases.values()}:
@@ -93,6 +113,11 @@ class Broker:
         """The advertised addresses of all nodes."""
         return ",".join(f"{n.host}:{n.port}" for n in self.cluster.nodes)
 
+    def listeners(self) -> list[dict[str, Any]]:
+        """Each node's bind and advertised address, as the ready signal of `minibroker serve` gives them."""
+        return [{"node_id": n.node_id, "host": n.bind_host, "port": n.bind_port,
+                 "advertised_host": n.host, "advertised_port": n.port} for n in self.cluster.nodes]
+
     async def start(self) -> None:
         """Bind every node's listener and start the clock ticks."""
         loop = asyncio.get_running_loop()
@@ -106,6 +131,11 @@ class Broker:
                 node.port = node.bind_port
             self._servers.append(server)
         self.port = self.cluster.nodes[0].bind_port or 0
+        if self._wildcard_note:
+            log.info("listening on every interface (%r): advertising %s to clients, which reaches the broker from "
+                     "this machine and through published container ports; set the advertised host "
+                     "(--advertised-host, MINIBROKER_ADVERTISED_HOST) or advertised listeners to change it",
+                     self.host, self.cluster.nodes[0].host)
         if self.control is not None and self.control_port is not None:
             self._control_server = await serve_control(self.control, self.host, self.control_port)
             self.control_port = self._control_server.sockets[0].getsockname()[1]

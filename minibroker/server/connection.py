@@ -13,12 +13,43 @@ from ..apis.context import CloseConnection
 from ..apis.dispatch import Deferred, NoReply, Reply, handle_frame
 from ..core.cluster import Cluster, Node
 from ..protocol.errors import KafkaError
+from ..protocol.messages import RESPONSES, api_name
 from ..testing.control import Control, Ticket
 
 log = logging.getLogger("minibroker.connection")
 
 _SCRATCH_SIZE = 256 * 1024
 _SIZE = struct.Struct(">i")
+_HEADER = struct.Struct(">hhih")  # api key, api version, correlation id, client id length
+_API_VERSIONS = 18
+
+
+def _first_error(value: object) -> int:
+    """The first non-zero `error_code` in a decoded response: its own, then its fields' in order."""
+    code = getattr(value, "error_code", 0)
+    if code:
+        return int(code)
+    for name in getattr(type(value), "fields", ()):
+        items = getattr(value, name)
+        if isinstance(items, list):
+            for item in items:
+                code = _first_error(item)
+                if code:
+                    return code
+    return 0
+
+
+def _error_code(api_key: int, api_version: int, data: bytes) -> int | str:
+    """The error a response frame reports (see `_first_error`), "?" if it does not decode. DEBUG logging only."""
+    if api_key == _API_VERSIONS:
+        # every version starts with the error code, and an unsupported version is answered at v0 (KIP-511)
+        return int(struct.unpack_from(">h", data, 8)[0])
+    try:
+        response_class = RESPONSES[api_key]
+        body = 9 if response_class.flexible_version_q(api_version) else 8  # size, correlation id, tagged fields
+        return _first_error(response_class.decode(data[body:], version=api_version))
+    except Exception:
+        return "?"
 
 
 def _call_after(seconds: float, callback: Callable[[], None]) -> None:
@@ -73,6 +104,11 @@ class KafkaConnection(asyncio.BufferedProtocol):
         # with test control: requests not yet handled, and requests not yet answered (both in arrival order)
         self._unhandled: deque[Ticket] = deque()
         self._unanswered: deque[Ticket] = deque()
+        # with DEBUG logging (decided once per connection, so it costs nothing otherwise): requests not yet
+        # answered as (received at, api key, api version, correlation id, client id), and how many were
+        self._log_requests = False
+        self._logged: deque[tuple[float, int, int, int, str | None]] = deque()
+        self._served = 0
 
     # -- asyncio callbacks -------------------------------------------------
 
@@ -82,8 +118,13 @@ class KafkaConnection(asyncio.BufferedProtocol):
         peer = transport.get_extra_info("peername")
         self.peer = f"{peer[0]}:{peer[1]}" if peer else "?"
         self.client_host = f"/{peer[0]}" if peer else ""  # Kafka shows hosts as "/127.0.0.1"
+        self._log_requests = log.isEnabledFor(logging.DEBUG)
+        if self._log_requests:
+            log.debug("connection from %s opened on node %d", self.peer, self.node.node_id)
 
     def connection_lost(self, exc: Exception | None) -> None:
+        if self._log_requests:
+            log.debug("connection from %s closed after %d requests", self.peer, self._served)
         self._registry.discard(self)
         self._closed = True
         self._backlog.clear()
@@ -157,6 +198,8 @@ class KafkaConnection(asyncio.BufferedProtocol):
     # -- the pipeline --------------------------------------------------------
 
     def _on_frame(self, frame: bytes | memoryview) -> None:
+        if self._log_requests:
+            self._note_request(frame)
         if self.control is not None and not self._closed:
             ticket = self.control.on_request(frame, self.node.node_id)
             self._unhandled.append(ticket)
@@ -252,10 +295,41 @@ class KafkaConnection(asyncio.BufferedProtocol):
 
     def _respond(self, data: bytes | None) -> None:
         """The answer to the oldest unanswered request (None: it gets none, as acks=0 Produce)."""
+        if self._log_requests:
+            self._log_answer(data)
         if self._unanswered and self.control is not None:
             self.control.on_answered(self._unanswered.popleft())
         if data is not None:
             self._out.append(data)
+
+    # -- the request log (DEBUG) -------------------------------------------------
+
+    def _note_request(self, frame: bytes | memoryview) -> None:
+        """Remember when a request arrived and what it is, for its line in the log once answered."""
+        received = time.perf_counter()
+        if len(frame) < _HEADER.size:
+            self._logged.append((received, -1, -1, -1, None))  # the connection closes on it; never logged
+            return
+        api_key, api_version, correlation_id, client_len = _HEADER.unpack_from(frame, 0)
+        client_id = None
+        if client_len >= 0:
+            client_id = bytes(frame[_HEADER.size : _HEADER.size + client_len]).decode("utf-8", "replace")
+        self._logged.append((received, api_key, api_version, correlation_id, client_id))
+
+    def _log_answer(self, data: bytes | None) -> None:
+        """One line for the oldest request: who asked what, how long the answer took, the error it reports."""
+        if not self._logged:
+            return
+        received, api_key, api_version, correlation_id, client_id = self._logged.popleft()
+        self._served += 1
+        latency_ms = (time.perf_counter() - received) * 1000
+        error: int | str = "none" if data is None else _error_code(api_key, api_version, data)
+        try:
+            name = api_name(api_key)
+        except KeyError:
+            name = f"API_{api_key}"
+        log.debug("request from %s client_id=%s api=%s v%d correlation_id=%d latency_ms=%.3f error_code=%s",
+                  self.peer, client_id, name, api_version, correlation_id, latency_ms, error)
 
     def _forget_tickets(self) -> None:
         """The connection is gone: its requests are no longer outstanding."""

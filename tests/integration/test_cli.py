@@ -1,14 +1,23 @@
-"""The `minibroker serve` contract: start-up refusals, --config files, clean stops."""
+"""The `minibroker` command: serve's start-up refusals, --config files, clean stops, environment and ready
+signal; --version, --help; the `check` health check."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
+import socket
 import subprocess
 import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
 
 import pytest
 
+import minibroker as minibroker_package
 from minibroker.protocol.messages import MetadataRequest
 from minibroker.testing.process import start_broker
 from minibroker.testing.wire import WireClient
@@ -93,3 +102,190 @@ def test_advertised_listener_is_what_metadata_gives_clients():
         assert "advertised as proxy.example:19092" in process.log_text()
     finally:
         process.stop()
+
+
+# -- the command line around `serve`: version, help, log level, environment, ready signal, health check ----------
+
+
+def clean_env(**overrides: str) -> dict[str, str]:
+    """This process's environment without MINIBROKER_* variables, plus `overrides`."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MINIBROKER_")}
+    env.update(overrides)
+    return env
+
+
+def minibroker(*args: str, env: dict[str, str] | None = None, timeout: float = 30) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "minibroker", *args], capture_output=True, text=True,
+                          timeout=timeout, env=clean_env() if env is None else env)
+
+
+@dataclass
+class ServeProcess:
+    """A `minibroker serve` process whose stdout and stderr go to files; stopped by PID."""
+
+    popen: subprocess.Popen[bytes]
+    directory: Path
+    ready: dict[str, Any] = field(default_factory=dict)  # the JSON ready line, once it came
+
+    @property
+    def pid(self) -> int:
+        return self.popen.pid
+
+    def stdout(self) -> str:
+        return (self.directory / "stdout").read_text(errors="replace")
+
+    def stderr(self) -> str:
+        return (self.directory / "stderr").read_text(errors="replace")
+
+    def stop(self, timeout: float = 10.0) -> int:
+        """SIGTERM, then SIGKILL after `timeout`; the exit code."""
+        if self.popen.poll() is None:
+            os.kill(self.pid, signal.SIGTERM)
+            try:
+                self.popen.wait(timeout)
+            except subprocess.TimeoutExpired:
+                os.kill(self.pid, signal.SIGKILL)
+                self.popen.wait(timeout)
+        return int(self.popen.returncode)
+
+
+def start_serve(*args: str, env: dict[str, str] | None = None, command: list[str] | None = None,
+                timeout: float = 20.0) -> ServeProcess:
+    """Run `minibroker serve ARGS` (or `command`) and wait for its JSON ready line on stdout."""
+    directory = Path(tempfile.mkdtemp(prefix="minibroker-serve-"))
+    argv = command or [sys.executable, "-m", "minibroker", "serve", *args]
+    with open(directory / "stdout", "wb") as out, open(directory / "stderr", "wb") as err:
+        popen = subprocess.Popen(argv, stdout=out, stderr=err, env=clean_env() if env is None else env)
+    process = ServeProcess(popen, directory)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        first, newline, _ = process.stdout().partition("\n")
+        if newline:
+            process.ready = json.loads(first)
+            return process
+        if popen.poll() is not None:
+            raise RuntimeError(f"minibroker exited with {popen.returncode}:\n{process.stderr()}")
+        time.sleep(0.05)
+    process.stop()
+    raise RuntimeError(f"minibroker did not say it was ready within {timeout}s:\n{process.stderr()}")
+
+
+def free_port() -> int:
+    """A port nothing listens on (bound, then released)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def test_version_prints_the_package_version():
+    result = minibroker("--version")
+    assert result.returncode == 0
+    assert result.stdout.strip() == f"minibroker {minibroker_package.__version__}"
+
+
+def test_serve_help_shows_defaults_and_environment_variables():
+    result = minibroker("serve", "--help")
+    assert result.returncode == 0
+    text = " ".join(result.stdout.split())  # argparse wraps lines
+    for expected in ("(default: 127.0.0.1)", "(default: 9092)", "(default: INFO)", "(default: latest)",
+                     "MINIBROKER_HOST", "MINIBROKER_PORT", "MINIBROKER_ADVERTISED_HOST",
+                     "MINIBROKER_ADVERTISED_LISTENERS", "MINIBROKER_LOG_LEVEL", "--ready-file", "--advertised-host"):
+        assert expected in text, expected
+    assert text.count("127.0.0.1") == 1  # each default is said once
+    assert "(default: None)" not in text and "(default: [])" not in text
+
+
+def test_top_level_help_names_the_commands():
+    result = minibroker("--help")
+    assert result.returncode == 0
+    assert "serve" in result.stdout and "check" in result.stdout and "--version" in result.stdout
+
+
+@pytest.mark.parametrize("env", [{}, {"MINIBROKER_LOG_LEVEL": "LOUD"}])
+def test_bad_log_level_is_one_line_and_exit_code_2(env):
+    args = ("serve", "--port", "0") + (() if env else ("--log-level", "LOUD"))
+    result = minibroker(*args, env=clean_env(**env))
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert "--log-level" in result.stderr and "LOUD" in result.stderr
+    assert "DEBUG" in result.stderr  # says what is valid
+
+
+def test_bad_port_in_environment_is_refused():
+    result = minibroker("serve", env=clean_env(MINIBROKER_PORT="ninety"))
+    assert result.returncode == 2
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert "ninety" in result.stderr
+
+
+def test_environment_gives_defaults_and_flags_win():
+    process = start_serve(env=clean_env(MINIBROKER_HOST="127.0.0.1", MINIBROKER_PORT="0",
+                                        MINIBROKER_LOG_LEVEL="debug", MINIBROKER_ADVERTISED_HOST="env.example"))
+    try:
+        node = process.ready["nodes"][0]
+        assert (node["host"], node["advertised_host"]) == ("127.0.0.1", "env.example")
+        assert node["port"] == node["advertised_port"] != 9092
+        with WireClient("127.0.0.1", node["port"]) as wire:
+            brokers = wire.request(MetadataRequest(topics=[]), 12).brokers
+        assert [(b.host, b.port) for b in brokers] == [("env.example", node["port"])]
+    finally:
+        process.stop()
+    assert " DEBUG " in process.stderr()
+    process = start_serve("--advertised-host", "flag.example", "--log-level", "warning",
+                          env=clean_env(MINIBROKER_HOST="127.0.0.1", MINIBROKER_PORT="0",
+                                        MINIBROKER_LOG_LEVEL="debug", MINIBROKER_ADVERTISED_HOST="env.example"))
+    try:
+        assert process.ready["nodes"][0]["advertised_host"] == "flag.example"
+    finally:
+        process.stop()
+    assert " DEBUG " not in process.stderr() and " INFO " not in process.stderr()
+
+
+def test_advertised_listeners_from_the_environment():
+    process = start_serve("--host", "127.0.0.1", "--port", "0",
+                          env=clean_env(MINIBROKER_ADVERTISED_LISTENERS="proxy.example:19092"))
+    try:
+        assert process.ready["bootstrap_servers"] == "proxy.example:19092"
+    finally:
+        process.stop()
+
+
+def test_check_succeeds_against_a_running_broker():
+    process = start_broker()
+    try:
+        result = minibroker("check", process.bootstrap_servers)
+        assert result.returncode == 0, result.stderr
+        assert process.bootstrap_servers in result.stdout
+        # without an address: 127.0.0.1 and MINIBROKER_PORT
+        result = minibroker("check", env=clean_env(MINIBROKER_PORT=str(process.port)))
+        assert result.returncode == 0, result.stderr
+    finally:
+        process.stop()
+
+
+def test_check_fails_in_one_line_against_a_closed_port():
+    result = minibroker("check", f"127.0.0.1:{free_port()}")
+    assert result.returncode == 1
+    assert "Traceback" not in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert "refused" in result.stderr.lower()
+
+
+def test_check_times_out_against_a_silent_listener():
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()  # connections complete in the backlog, nothing ever answers
+        started = time.monotonic()
+        result = minibroker("check", f"127.0.0.1:{silent.getsockname()[1]}", "--timeout", "0.5")
+        elapsed = time.monotonic() - started
+    assert result.returncode == 1
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert "timed out" in result.stderr
+    assert elapsed < 10
+
+
+def test_check_rejects_a_bad_address():
+    result = minibroker("check", "nowhere:port")
+    assert result.returncode == 2
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
