@@ -1,23 +1,34 @@
-# Two commands matter: `make serve` runs a broker on 127.0.0.1:9092, `make test` runs every test.
+# Two commands matter: `make serve` runs a broker (HOST=127.0.0.1 PORT=9092 by default), `make test` runs every test.
 PYTHON ?= python3
+HOST ?= 127.0.0.1
+PORT ?= 9092
 VENV := .venv
 PY := $(VENV)/bin/python
-STAMP := $(VENV)/.installed
+SOURCES := pyproject.toml setup.py minibroker/core/_validator_speedups.c
+# One venv, two stamps: the broker alone, and everything the tests need (the broker included).
+SERVE_STAMP := $(VENV)/.installed-serve
+TEST_STAMP := $(VENV)/.installed-test
 
 .PHONY: serve test install test-deps lint bench bench-rtt clean
 
-$(STAMP): pyproject.toml setup.py minibroker/core/_validator_speedups.c
+$(PY):
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
+
+$(SERVE_STAMP): $(SOURCES) | $(PY)
+	$(PY) -m pip install --quiet -e .
+	touch $@
+
+$(TEST_STAMP): $(SOURCES) | $(PY)
 	$(PY) -m pip install --quiet -e '.[test,spark]'
-	touch $(STAMP)
+	touch $@ $(SERVE_STAMP)
 
-install: $(STAMP)
+install: $(TEST_STAMP)
 
-serve: $(STAMP)
-	$(VENV)/bin/minibroker serve --host 127.0.0.1 --port 9092
+serve: $(SERVE_STAMP)
+	$(VENV)/bin/minibroker serve --host $(HOST) --port $(PORT)
 
-test-deps: $(STAMP)
+test-deps: $(TEST_STAMP)
 	PYTHON=$(PY) bash scripts/install-test-deps.sh
 
 test: test-deps
@@ -25,7 +36,7 @@ test: test-deps
 	$(PY) -m mypy
 	$(PY) -m pytest -q
 
-lint: $(STAMP)
+lint: $(TEST_STAMP)
 	$(PY) -m ruff check minibroker tests bench
 	$(PY) -m mypy
 
@@ -33,9 +44,9 @@ bench: test-deps
 	$(PY) bench/produce.py
 
 # The KIP-1269 experiment: RTT 0/20/100 ms x in-flight 1/5/10/20 through a latency proxy (about 3 minutes).
-bench-rtt: $(STAMP)
+bench-rtt: $(SERVE_STAMP)
 	$(PY) -m pip install --quiet -e '.[bench]'
 	$(PY) bench/kip1269_rtt.py
 
 clean:
-	rm -rf $(VENV) .cache
+	rm -rf $(VENV) .cache build dist

@@ -10,7 +10,10 @@ allows none.
 from __future__ import annotations
 
 import functools
+import importlib.util
 import re
+import sys
+from pathlib import Path
 from typing import Any
 
 from kafka.protocol.admin import (
@@ -110,26 +113,51 @@ from kafka.protocol.sasl import (
     SaslHandshakeResponse,
 )
 
-import minibroker.schemas as _schemas
+from . import quiet_schema_loading
 
 
-class ProduceRequest(ApiMessage, load_json=_schemas):  # type: ignore[call-arg]
-    """ProduceRequest 3-14; v14 is v13 again (KIP-1269)."""
+def _find_schemas() -> None:
+    """Make `minibroker.schemas` importable in a source checkout too.
 
-    def expect_response(self) -> bool:
-        return bool(self.acks != 0)
+    Installed, it is the package `schemas/` is mapped to (pyproject.toml). A checkout has no
+    minibroker/schemas, and Python imports the checkout's `minibroker/` whenever it runs from the
+    repository root (the current directory comes first on sys.path), even with a wheel installed; so there
+    the package is the top-level `schemas/` beside it. kafka-python's load_json reads definitions with
+    importlib.resources.read_text("minibroker.schemas", ...), which needs it in sys.modules.
+    """
+    if importlib.util.find_spec("minibroker.schemas") is not None:
+        return
+    directory = Path(__file__).resolve().parents[2] / "schemas"
+    spec = importlib.util.spec_from_file_location("minibroker.schemas", directory / "__init__.py",
+                                                  submodule_search_locations=[str(directory)])
+    if spec is None or spec.loader is None or not directory.is_dir():
+        raise ModuleNotFoundError(f"minibroker.schemas is not installed and {directory} is missing")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    sys.modules["minibroker"].schemas = module  # type: ignore[attr-defined]  # as an import would
 
 
-class ProduceResponse(ApiMessage, load_json=_schemas):  # type: ignore[call-arg]
-    """ProduceResponse 3-14; v14 adds tag 1 ProducerStateBatchesToRetain per partition."""
+_find_schemas()
 
+import minibroker.schemas as _schemas  # noqa: E402
 
-class DeleteGroupsRequest(ApiMessage, load_json=_schemas):  # type: ignore[call-arg]
-    """DeleteGroupsRequest 0-3 (Kafka's definition; the bundled one stops at 2)."""
+with quiet_schema_loading():  # read_text is deprecated; see quiet_schema_loading
 
+    class ProduceRequest(ApiMessage, load_json=_schemas):  # type: ignore[call-arg]
+        """ProduceRequest 3-14; v14 is v13 again (KIP-1269)."""
 
-class DeleteGroupsResponse(ApiMessage, load_json=_schemas):  # type: ignore[call-arg]
-    """DeleteGroupsResponse 0-3; v3 adds a per-group ErrorMessage."""
+        def expect_response(self) -> bool:
+            return bool(self.acks != 0)
+
+    class ProduceResponse(ApiMessage, load_json=_schemas):  # type: ignore[call-arg]
+        """ProduceResponse 3-14; v14 adds tag 1 ProducerStateBatchesToRetain per partition."""
+
+    class DeleteGroupsRequest(ApiMessage, load_json=_schemas):  # type: ignore[call-arg]
+        """DeleteGroupsRequest 0-3 (Kafka's definition; the bundled one stops at 2)."""
+
+    class DeleteGroupsResponse(ApiMessage, load_json=_schemas):  # type: ignore[call-arg]
+        """DeleteGroupsResponse 0-3; v3 adds a per-group ErrorMessage."""
 
 
 try:  # DescribeTopicPartitions lives in different modules across kafka-python releases
