@@ -29,8 +29,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-import kafka.errors as kafka_errors
-
 from ..apis import API_MODULES, produce
 from ..apis.dispatch import Adjust
 from ..protocol.errors import ErrorCode
@@ -102,6 +100,9 @@ class Rule:
                                  f"api key {self.api_key} has none at every version")
             if self.after_append and self.api_key != PRODUCE:
                 raise ValueError("after_append applies to Produce only")
+            # imported here so minibroker.protocol, which quiets kafka-python's import warnings, loads kafka first
+            import kafka.errors as kafka_errors
+
             if self.after_append and not kafka_errors.for_code(self.error_code).retriable:
                 # what Kafka answers after appending comes from the replication wait (DelayedProduce):
                 # NOT_ENOUGH_REPLICAS_AFTER_APPEND, REQUEST_TIMED_OUT, NOT_LEADER_OR_FOLLOWER..., all

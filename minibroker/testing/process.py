@@ -1,22 +1,27 @@
-"""Start and stop a real `minibroker serve` process on an ephemeral port."""
+"""Start and stop a real `minibroker serve` process on an ephemeral port.
+
+`BrokerProcess` offers what `BrokerThread` offers (bootstrap_servers, control, create_topic,
+delete_topic, stop), so a test does not care where its broker runs; only the in-process
+`cluster` is missing.
+"""
 
 from __future__ import annotations
 
 import functools
+import json
 import os
-import re
 import signal
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
+from .admin import TopicAdmin
 from .control import ControlClient
-
-_READY = re.compile(r"minibroker listening on ([\d.]+):(\d+)")
-_CONTROL = re.compile(r"minibroker control listening on ([\d.]+):(\d+)")
 
 
 @dataclass
@@ -29,6 +34,7 @@ class BrokerProcess:
     log_path: Path
     _popen: subprocess.Popen[bytes] = field(repr=False)
     control_port: int | None = None  # with extra_args ("--control-port", "0")
+    servers: str = ""  # every node's advertised address, from the ready signal
 
     @functools.cached_property
     def control(self) -> ControlClient:
@@ -39,7 +45,30 @@ class BrokerProcess:
 
     @property
     def bootstrap_servers(self) -> str:
-        return f"{self.host}:{self.port}"
+        """Every node's advertised `host:port`, comma-separated."""
+        return self.servers or f"{self.host}:{self.port}"
+
+    @property
+    def cluster(self) -> Any:
+        raise RuntimeError("the broker runs in another process: there is no in-process cluster; use .control")
+
+    @property
+    def running(self) -> bool:
+        return self.alive()
+
+    @functools.cached_property
+    def _admin(self) -> TopicAdmin:
+        return TopicAdmin(self.bootstrap_servers)
+
+    def create_topic(self, name: str, partitions: int = -1, config: Mapping[str, Any] | None = None,
+                     replication_factor: int = -1) -> str:
+        """Create a topic over the wire, as an Admin client would (TopicError on Kafka's refusal); its name."""
+        self._admin.create_topic(name, partitions, config, replication_factor)
+        return name
+
+    def delete_topic(self, name: str) -> None:
+        """Delete a topic over the wire; one already gone is fine."""
+        self._admin.delete_topic(name)
 
     def log_text(self) -> str:
         return self.log_path.read_text(errors="replace")
@@ -49,8 +78,9 @@ class BrokerProcess:
 
     def stop(self, timeout: float = 10.0) -> int:
         """SIGTERM, then SIGKILL after `timeout`; returns the exit code."""
-        if "control" in self.__dict__:
-            self.control.close()
+        for client in ("control", "_admin"):
+            if client in self.__dict__:
+                self.__dict__[client].close()
         if self._popen.poll() is None:
             os.kill(self.pid, signal.SIGTERM)
             try:
@@ -62,24 +92,26 @@ class BrokerProcess:
 
 
 def start_broker(*set_args: str, extra_args: tuple[str, ...] = (), timeout: float = 20.0) -> BrokerProcess:
-    """Run `python -m minibroker serve --port 0 --set k=v ...` and wait until it listens."""
+    """Run `python -m minibroker serve --port 0 --set k=v ...` and wait for its ready file."""
     log_file = tempfile.NamedTemporaryFile(prefix="minibroker-", suffix=".log", delete=False)
-    args = [sys.executable, "-m", "minibroker", "serve", "--host", "127.0.0.1", "--port", "0", *extra_args]
+    path = Path(log_file.name)
+    ready_path = path.with_suffix(".ready.json")
+    args = [sys.executable, "-m", "minibroker", "serve", "--host", "127.0.0.1", "--port", "0",
+            "--ready-file", str(ready_path), *extra_args]
     for item in set_args:
         args += ["--set", item]
     popen = subprocess.Popen(args, stdout=log_file, stderr=subprocess.STDOUT)
-    path = Path(log_file.name)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        text = path.read_text(errors="replace")
-        match = _READY.search(text)
-        control = _CONTROL.search(text)
-        if match and (control or "--control-port" not in extra_args):
-            return BrokerProcess(match.group(1), int(match.group(2)), popen.pid, path, popen,
-                                 int(control.group(2)) if control else None)
+        if ready_path.exists():  # written whole, then renamed into place
+            ready = json.loads(ready_path.read_text())
+            ready_path.unlink()
+            first = ready["nodes"][0]
+            return BrokerProcess(first["host"], first["port"], popen.pid, path, popen, ready["control_port"],
+                                 ready["bootstrap_servers"])
         if popen.poll() is not None:
             raise RuntimeError(f"broker exited with {popen.returncode}:\n{path.read_text(errors='replace')}")
-        time.sleep(0.05)
+        time.sleep(0.02)
     popen.kill()
     popen.wait()
     raise RuntimeError(f"broker did not start within {timeout}s:\n{path.read_text(errors='replace')}")

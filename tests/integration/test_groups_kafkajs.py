@@ -47,7 +47,8 @@ def group_consume(node: Path, broker: Any, topic: str, group: str, expect: int,
 def admin(node: Path, broker: Any, *commands: tuple[Any, ...]) -> list[dict[str, Any]]:
     """Runs admin.js with commands (op, arg, ...); returns one result per command."""
     payload = [{"op": op, "args": list(args)} for op, *args in commands]
-    run = run_client(["node", "admin.js", broker.bootstrap_servers, json.dumps(payload)], cwd=node, broker=broker).check()
+    run = run_client(["node", "admin.js", broker.bootstrap_servers, json.dumps(payload)], cwd=node,
+                     broker=broker).check()
     results = run.lines()
     assert [r.get("op") for r in results] == [c[0] for c in commands], run.describe()
     return results

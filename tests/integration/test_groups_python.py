@@ -460,7 +460,8 @@ async def aio_consume(broker: Any, topic: str, group: str, expect: int, linger: 
 
     Returns the records, the listener, and the times start() and subscribe() were called.
     """
-    consumer = AIOKafkaConsumer(bootstrap_servers=broker.bootstrap_servers, group_id=group, auto_offset_reset="earliest",
+    consumer = AIOKafkaConsumer(bootstrap_servers=broker.bootstrap_servers, group_id=group,
+                                auto_offset_reset="earliest",
                                 enable_auto_commit=False, heartbeat_interval_ms=300)
     listener = AioListener()
     records: list[Any] = []

@@ -91,7 +91,8 @@ async def test_exactly_once_in_order_through_dropped_connections():
         assert offsets == list(range(2000))
         from confluent_kafka import Consumer, TopicPartition
 
-        consumer = Consumer({"bootstrap.servers": broker.bootstrap_servers, "group.id": "check", "enable.auto.commit": False})
+        consumer = Consumer({"bootstrap.servers": broker.bootstrap_servers, "group.id": "check",
+                         "enable.auto.commit": False})
         consumer.assign([TopicPartition(topic, 0, 0)])
         values = []
         deadline = time.monotonic() + 30
@@ -174,7 +175,8 @@ async def test_leader_change_to_an_old_broker_drops_the_limit_to_5(mixed_cluster
 def read_back(broker, topic: str, partitions: int, expected: int) -> dict[int, list[tuple[bytes, tuple]]]:
     from confluent_kafka import Consumer, TopicPartition
 
-    consumer = Consumer({"bootstrap.servers": broker.bootstrap_servers, "group.id": "check", "enable.auto.commit": False})
+    consumer = Consumer({"bootstrap.servers": broker.bootstrap_servers, "group.id": "check",
+                         "enable.auto.commit": False})
     consumer.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
     seen: dict[int, list[tuple[bytes, tuple]]] = {p: [] for p in range(partitions)}
     total = 0

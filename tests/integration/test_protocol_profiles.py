@@ -113,7 +113,8 @@ def test_confluent_kafka_produces_and_consumes_on_a_2_8_cluster(kafka_28):
     for i in range(50):
         producer.produce(topic, value=b"%d" % i)
     assert producer.flush(30) == 0
-    consumer = Consumer({"bootstrap.servers": kafka_28.bootstrap_servers, "group.id": "g28", "auto.offset.reset": "earliest"})
+    consumer = Consumer({"bootstrap.servers": kafka_28.bootstrap_servers, "group.id": "g28",
+                         "auto.offset.reset": "earliest"})
     consumer.subscribe([topic])
     values = []
     deadline = time.monotonic() + 30

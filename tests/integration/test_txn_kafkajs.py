@@ -147,7 +147,8 @@ def test_kafkajs_send_offsets_visible_on_commit_only(node: Path, broker: Any) ->
 
 
 def copy(node: Path, broker: Any, *args: object) -> tuple[list[dict[str, Any]], ClientRun]:
-    run = run_client(["node", "txn_copy.js", broker.bootstrap_servers, *(str(a) for a in args)], cwd=node, broker=broker,
+    run = run_client(["node", "txn_copy.js", broker.bootstrap_servers, *(str(a) for a in args)], cwd=node,
+                     broker=broker,
                      timeout=90, env={"KAFKAJS_NO_PARTITIONER_WARNING": "1"})
     return run.lines(), run
 

@@ -15,7 +15,8 @@ from tests.spark.helpers import create_topic, produce
 
 
 def reader(spark, broker, topic: str, **options: str):
-    frame = spark.read.format(FORMAT).option("kafka.bootstrap.servers", broker.bootstrap_servers).option("subscribe", topic)
+    frame = spark.read.format(FORMAT).option("kafka.bootstrap.servers", broker.bootstrap_servers) \
+        .option("subscribe", topic)
     for key, value in options.items():
         frame = frame.option(key, value)
     return frame.load()

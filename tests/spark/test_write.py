@@ -106,7 +106,8 @@ def test_exactly_once_a_retried_task_leaves_each_row_once_for_read_committed(spa
     everything = read_all(broker.bootstrap_servers, topic)
     # the failed first attempts did write: their records are there, aborted, for read_uncommitted
     assert len(everything) > ROWS
-    assert latest_offsets(broker.bootstrap_servers, topic, READ_COMMITTED) == latest_offsets(broker.bootstrap_servers, topic)
+    servers = broker.bootstrap_servers
+    assert latest_offsets(servers, topic, READ_COMMITTED) == latest_offsets(servers, topic)
 
 
 def test_at_least_once_without_transactions_a_retried_task_writes_its_rows_again(spark, broker, small_arrow_batches):
@@ -127,7 +128,8 @@ def test_a_failed_job_leaves_nothing_committed_and_no_transaction_open(spark, br
     assert read_all(broker.bootstrap_servers, topic, READ_COMMITTED) == []
     assert len(read_all(broker.bootstrap_servers, topic)) > 0  # the attempts wrote, and were aborted
     # the driver aborted what the last attempts left open: read_committed is not held back
-    assert latest_offsets(broker.bootstrap_servers, topic, READ_COMMITTED) == latest_offsets(broker.bootstrap_servers, topic)
+    servers = broker.bootstrap_servers
+    assert latest_offsets(servers, topic, READ_COMMITTED) == latest_offsets(servers, topic)
 
 
 def test_overwrite_mode_is_refused_as_by_spark_kafka_sink(spark, broker):

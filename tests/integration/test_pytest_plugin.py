@@ -1,0 +1,187 @@
+"""The `minibroker` pytest plugin, run as a user runs it: test files with no conftest, through pytester."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest_plugins = ["pytester"]
+
+
+def run(pytester: pytest.Pytester, source: str, *args: str, ini: str = "") -> pytest.RunResult:
+    """Run `source` as a user's test file in a subprocess (the plugin loads from its entry point)."""
+    pytester.makeini(f"[pytest]\nasyncio_mode = auto\nasyncio_default_fixture_loop_scope = function\n{ini}")
+    pytester.makepyfile(test_user=source)
+    return pytester.runpytest_subprocess("-p", "no:cacheprovider", *args, timeout=120)
+
+
+def test_blocking_client_flushes_against_the_session_broker(pytester: pytest.Pytester) -> None:
+    # On the test's own thread, Broker would starve while flush() blocks; BrokerThread has its own loop.
+    result = run(pytester, """
+        from confluent_kafka import Consumer, Producer
+
+        def test_produce_and_consume(kafka_broker, kafka_topic):
+            producer = Producer({"bootstrap.servers": kafka_broker.bootstrap_servers})
+            for i in range(3):
+                producer.produce(kafka_topic, b"value-%d" % i)
+            assert producer.flush(10) == 0
+            consumer = Consumer({"bootstrap.servers": kafka_broker.bootstrap_servers, "group.id": "g",
+                                 "auto.offset.reset": "earliest"})
+            consumer.subscribe([kafka_topic])
+            values = []
+            while len(values) < 3:
+                message = consumer.poll(10)
+                assert message is not None and message.error() is None
+                values.append(message.value())
+            consumer.close()
+            assert values == [b"value-0", b"value-1", b"value-2"]
+    """)
+    result.assert_outcomes(passed=1)
+
+
+def test_kafka_topic_is_fresh_configured_by_its_marker_and_deleted_after(pytester: pytest.Pytester) -> None:
+    result = run(pytester, """
+        import pytest
+        seen = []
+
+        @pytest.mark.kafka_topic(partitions=3, config={"retention.ms": 1000, "cleanup.policy": "compact"})
+        def test_marked(kafka_broker, kafka_topic):
+            topic = kafka_broker.cluster.topics[kafka_topic]
+            assert len(topic.partitions) == 3
+            assert dict(topic.configs) == {"retention.ms": 1000, "cleanup.policy": ["compact"]}
+            assert kafka_topic.startswith("test_marked-")
+            seen.append(kafka_topic)
+
+        def test_default_and_previous_deleted(kafka_broker, kafka_topic):
+            assert len(kafka_broker.cluster.topics[kafka_topic].partitions) == 1
+            assert kafka_topic not in seen and seen[0] not in kafka_broker.cluster.topics
+    """)
+    result.assert_outcomes(passed=2)
+
+
+def test_kafka_topic_with_a_config_kafka_refuses_errors_with_kafkas_message(pytester: pytest.Pytester) -> None:
+    result = run(pytester, """
+        import pytest
+
+        @pytest.mark.kafka_topic(config={"cleanup.policy": "bogus"})
+        def test_bad(kafka_topic):
+            pass
+    """)
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*INVALID_CONFIG (40): Invalid value bogus for configuration cleanup.policy*"])
+
+
+def test_factory_brokers_take_broker_options_and_stop_after_the_test(pytester: pytest.Pytester) -> None:
+    result = run(pytester, """
+        import socket
+        import pytest
+        from kafka import KafkaAdminClient
+        started = []
+
+        def test_cluster(kafka_broker_factory):
+            cluster = kafka_broker_factory(nodes=3, as_version="3.9", node_releases={1: "4.0"},
+                                           config={"num.partitions": "4"})
+            admin = KafkaAdminClient(bootstrap_servers=cluster.bootstrap_servers)
+            assert len(admin.describe_cluster()["brokers"]) == 3
+            admin.close()
+            assert [node.release for node in cluster.cluster.nodes] == ["3.9", "4.0", "3.9"]
+            assert cluster.cluster.config["num.partitions"] == 4
+            started.append(cluster)
+
+        def test_stopped_after(kafka_broker_factory):
+            assert not started[0].running
+            host, port = started[0].bootstrap_servers.split(",")[0].split(":")
+            with pytest.raises(ConnectionRefusedError):
+                socket.create_connection((host, int(port)), timeout=5)
+    """)
+    result.assert_outcomes(passed=2)
+
+
+def test_session_broker_takes_command_line_and_ini_options(pytester: pytest.Pytester) -> None:
+    result = run(pytester, """
+        from minibroker.apis.releases import release
+
+        def test_options(kafka_broker):
+            assert kafka_broker.cluster.config["num.partitions"] == 7
+            assert kafka_broker.cluster.config["default.replication.factor"] == 1
+            assert {node.release for node in kafka_broker.cluster.nodes} == {"3.9"}
+    """, "--minibroker-config", "num.partitions=7", ini="minibroker_as_version = 3.9\n")
+    result.assert_outcomes(passed=1)
+
+
+def test_test_control_from_a_test_runs_on_the_broker_thread(pytester: pytest.Pytester) -> None:
+    result = run(pytester, """
+        from confluent_kafka import KafkaException, Producer
+        import pytest
+
+        def test_injected_error(kafka_broker, kafka_topic):
+            kafka_broker.control.inject_error("produce", error_code=87, count=None, topic=kafka_topic)
+            try:
+                producer = Producer({"bootstrap.servers": kafka_broker.bootstrap_servers, "retries": 0})
+                reports = []
+                producer.produce(kafka_topic, b"x", on_delivery=lambda err, msg: reports.append(err))
+                producer.flush(10)
+                assert reports[0].name() == "INVALID_RECORD"
+            finally:
+                kafka_broker.control.clear()
+            assert kafka_broker.control.status()["rules"] == []
+    """)
+    result.assert_outcomes(passed=1)
+
+
+def test_process_mode_session_broker_can_be_killed(pytester: pytest.Pytester) -> None:
+    result = run(pytester, """
+        import os, signal
+        from kafka import KafkaProducer
+
+        def test_topic_then_kill(kafka_broker, kafka_topic):
+            assert kafka_broker.pid != os.getpid()
+            producer = KafkaProducer(bootstrap_servers=kafka_broker.bootstrap_servers)
+            assert producer.send(kafka_topic, b"x").get(timeout=10).offset == 0
+            producer.close()
+            kafka_broker.control.hold(kafka_topic, 0)
+            assert kafka_broker.control.status()["holding"] == [f"{kafka_topic}-0"]
+            os.kill(kafka_broker.pid, signal.SIGKILL)
+    """, "--minibroker-process")
+    result.assert_outcomes(passed=1)
+
+
+def test_async_client_on_any_loop_scope(pytester: pytest.Pytester) -> None:
+    result = run(pytester, """
+        import pytest
+        from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
+
+        @pytest.mark.asyncio(loop_scope="module")
+        async def test_roundtrip(kafka_broker, kafka_topic):
+            async with AIOKafkaProducer(bootstrap_servers=kafka_broker.bootstrap_servers) as producer:
+                await producer.send_and_wait(kafka_topic, b"async")
+            consumer = AIOKafkaConsumer(kafka_topic, bootstrap_servers=kafka_broker.bootstrap_servers,
+                                        auto_offset_reset="earliest")
+            await consumer.start()
+            try:
+                message = await consumer.getone()
+            finally:
+                await consumer.stop()
+            assert message.value == b"async"
+    """)
+    result.assert_outcomes(passed=1)
+
+
+def test_bad_config_option_is_a_usage_error(pytester: pytest.Pytester) -> None:
+    result = run(pytester, "def test_it(kafka_broker):\n    pass\n", "--minibroker-config", "num.partitions")
+    result.stdout.fnmatch_lines(["*expected KEY=VALUE for a broker config, got 'num.partitions'*"])
+    assert result.ret != 0
+
+
+def test_kafka_python_import_warnings_do_not_reach_the_users_run(pytester: pytest.Pytester) -> None:
+    # kafka-python 3.0 loads its JSON definitions with a deprecated importlib.resources call: 218+ warnings
+    pytester.makeconftest("import kafka\n")
+    result = run(pytester, """
+        import warnings
+        from kafka import KafkaProducer
+
+        def test_own_warnings_still_show():
+            warnings.warn("the user's own", DeprecationWarning)
+    """)
+    result.assert_outcomes(passed=1, warnings=1)
+    result.stdout.fnmatch_lines(["*the user's own*"])
+    result.stdout.no_fnmatch_line("*read_text is deprecated*")
