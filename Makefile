@@ -9,7 +9,7 @@ SOURCES := pyproject.toml setup.py minibroker/core/_validator_speedups.c
 SERVE_STAMP := $(VENV)/.installed-serve
 TEST_STAMP := $(VENV)/.installed-test
 
-.PHONY: serve test install test-deps lint bench bench-rtt clean
+.PHONY: serve test install test-deps lint bench bench-fixtures bench-rtt clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -42,6 +42,10 @@ lint: $(TEST_STAMP)
 
 bench: test-deps
 	$(PY) bench/produce.py
+
+# Time to a ready broker (in process, and as a process against Tansu) and the pytest fixtures' per-test cost.
+bench-fixtures: test-deps
+	$(PY) bench/fixtures.py
 
 # The KIP-1269 experiment: RTT 0/20/100 ms x in-flight 1/5/10/20 through a latency proxy (about 3 minutes).
 bench-rtt: $(SERVE_STAMP)

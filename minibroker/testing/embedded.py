@@ -85,6 +85,16 @@ class BrokerThread:
         return self.broker.bootstrap_servers
 
     @property
+    def host(self) -> str:
+        """The first node's advertised host."""
+        return self.broker.cluster.nodes[0].host
+
+    @property
+    def port(self) -> int:
+        """The first node's advertised port (the bound one once started, when 0 was asked for)."""
+        return self.broker.cluster.nodes[0].port
+
+    @property
     def cluster(self) -> Cluster:
         """The in-memory core shared by every node; change it only through `call`."""
         return self.broker.cluster

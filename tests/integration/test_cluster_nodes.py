@@ -17,17 +17,14 @@ from minibroker.protocol.messages import (
     JoinGroupRequest,
     MetadataRequest,
 )
-from minibroker.testing.process import start_broker
 from minibroker.testing.wire import WireClient
 from tests.helpers import unique_topic
 from tests.integration.test_wire_protocol import create_topic, partition_response, produce_request
 
 
-@pytest.fixture(scope="module")
-def cluster():
-    process = start_broker(extra_args=("--nodes", "3"))
-    yield process
-    process.stop()
+@pytest.fixture
+def cluster(kafka_broker_factory):
+    return kafka_broker_factory(nodes=3)
 
 
 def node_ports(cluster) -> dict[int, int]:

@@ -15,7 +15,6 @@ from minibroker.protocol.messages import (
     ListPartitionReassignmentsRequest,
     MetadataRequest,
 )
-from minibroker.testing.process import start_broker
 from minibroker.testing.wire import WireClient
 from tests.helpers import unique_topic
 from tests.integration.clients import JavaClients, ok
@@ -25,11 +24,9 @@ _Topic = AlterPartitionReassignmentsRequest.ReassignableTopic
 _Partition = _Topic.ReassignablePartition
 
 
-@pytest.fixture(scope="module")
-def cluster():
-    process = start_broker(extra_args=("--nodes", "3"))
-    yield process
-    process.stop()
+@pytest.fixture
+def cluster(kafka_broker_factory):
+    return kafka_broker_factory(nodes=3)
 
 
 def reassign(wire: WireClient, topic: str, replicas: list[int] | None, partition: int = 0, version: int = 1,
