@@ -13,7 +13,7 @@ from ..core.clock import Clock
 from ..core.cluster import Cluster, Node
 from ..core.config import KIP1269_CONFIGS, BrokerConfig
 from ..testing.control import Control, Rule, serve_control
-from .connection import KafkaConnection
+from .connection import READ_BUFFER_SIZE, KafkaConnection
 
 log = logging.getLogger("minibroker")
 
@@ -121,9 +121,12 @@ class Broker:
     async def start(self) -> None:
         """Bind every node's listener and start the clock ticks."""
         loop = asyncio.get_running_loop()
+        # every connection of this broker reads into one buffer: they all run on this loop, and each
+        # takes its frames from it before the next read (see KafkaConnection)
+        read_buffer = bytearray(READ_BUFFER_SIZE)
         for node in self.cluster.nodes:
             server = await loop.create_server(
-                functools.partial(KafkaConnection, self.cluster, node, self._connections, self.control),
+                functools.partial(KafkaConnection, self.cluster, node, self._connections, self.control, read_buffer),
                 node.bind_host, node.bind_port or 0, reuse_address=True,
             )
             node.bind_port = server.sockets[0].getsockname()[1]

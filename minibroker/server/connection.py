@@ -15,11 +15,15 @@ from ..core.cluster import Cluster, Node
 from ..protocol.errors import KafkaError
 from ..protocol.messages import RESPONSES, api_name
 from ..testing.control import Control, Ticket
+from .framing import FrameError, FrameReader
 
 log = logging.getLogger("minibroker.connection")
 
-_SCRATCH_SIZE = 256 * 1024
-_SIZE = struct.Struct(">i")
+READ_BUFFER_SIZE = 256 * 1024  # one per broker, shared by its connections: reads land here
+# A connection whose client does not read its answers stops being read (Kafka mutes a connection
+# while one request of it is in flight; producers pipeline 5-20 requests, so more are allowed here):
+MAX_QUEUED_REQUESTS = 64  # decoded requests waiting for an earlier answer
+MAX_UNSENT_BYTES = 4 * 1024 * 1024  # answers not yet taken by the client's socket
 _HEADER = struct.Struct(">hhih")  # api key, api version, correlation id, client id length
 _API_VERSIONS = 18
 
@@ -70,11 +74,11 @@ def _call_after(seconds: float, callback: Callable[[], None]) -> None:
 class KafkaConnection(asyncio.BufferedProtocol):
     """Reads size-prefixed frames and answers each request, in order.
 
-    Small frames are parsed straight out of one scratch buffer; a frame larger
-    than what the scratch holds gets its own buffer of exactly its size, read
-    into directly, so big produce requests are not copied twice. A declared
-    size above `socket.request.max.bytes` closes the connection before
-    anything is allocated.
+    Reads land in the broker's one shared read buffer; frames that arrive whole are handled
+    straight from it and only an incomplete one is kept by the connection (`FrameReader`), so an
+    idle connection holds a few hundred bytes and a frame's memory grows as its bytes arrive.
+    Beyond MAX_QUEUED_REQUESTS waiting requests or MAX_UNSENT_BYTES of answers the client has
+    not read, the connection takes no more frames and its socket is not read until it catches up.
     """
 
     def __init__(
@@ -83,6 +87,7 @@ class KafkaConnection(asyncio.BufferedProtocol):
         node: Node,
         registry: set[KafkaConnection] | None = None,
         control: Control | None = None,
+        read_buffer: bytearray | None = None,
     ) -> None:
         self.cluster = cluster
         self.control = control
@@ -91,11 +96,11 @@ class KafkaConnection(asyncio.BufferedProtocol):
         self.transport: asyncio.Transport | None = None
         self.peer = "?"
         self.client_host = ""
-        self._scratch = bytearray(_SCRATCH_SIZE)
-        self._scratch_view = memoryview(self._scratch)
-        self._filled = 0  # bytes of scratch holding unparsed data
-        self._big: bytearray | None = None  # a frame larger than the scratch, being filled
-        self._big_filled = 0
+        self._read_buffer = memoryview(read_buffer if read_buffer is not None else bytearray(READ_BUFFER_SIZE))
+        self._reader = FrameReader(cluster.config["socket.request.max.bytes"])
+        self._reading = True
+        self._write_paused = False
+        self._out_bytes = 0
         self._backlog: deque[bytes] = deque()
         self._waiting = False  # a deferred answer is outstanding; later requests queue up
         self._closed = False
@@ -143,57 +148,62 @@ class KafkaConnection(asyncio.BufferedProtocol):
             self.transport.abort()
 
     def pause_writing(self) -> None:
-        if self.transport is not None:
-            self.transport.pause_reading()
+        self._write_paused = True
 
     def resume_writing(self) -> None:
-        if self.transport is not None and not self._closed:
-            self.transport.resume_reading()
+        self._write_paused = False
+        self._pump()
 
     def get_buffer(self, sizehint: int) -> memoryview:
-        if self._big is not None:
-            return memoryview(self._big)[self._big_filled :]
-        return self._scratch_view[self._filled :]
+        return self._read_buffer
 
     def buffer_updated(self, nbytes: int) -> None:
-        if self._big is not None:
-            self._big_filled += nbytes
-            if self._big_filled == len(self._big):
-                frame, self._big = self._big, None
-                self._on_frame(bytes(frame))
-        else:
-            self._filled += nbytes
-            self._parse_scratch()
-        self._flush()
+        self._reader.feed(self._read_buffer[:nbytes])
+        self._pump()
+        self._reader.keep_unread()  # the read buffer is shared: keep what was not taken
 
-    # -- framing -------------------------------------------------------------
+    # -- framing and backpressure ------------------------------------------------
 
-    def _parse_scratch(self) -> None:
-        pos = 0
-        view = self._scratch_view
-        max_size = self.cluster.config["socket.request.max.bytes"]
-        while not self._closed and self._filled - pos >= 4:
-            (size,) = _SIZE.unpack_from(self._scratch, pos)
-            if size <= 0 or size > max_size:
-                self._close(f"frame size {size} is outside 1..{max_size} (socket.request.max.bytes)")
+    def _may_take(self) -> bool:
+        """Whether the client may have another request decoded: it is reading what it was sent."""
+        if self._write_paused or len(self._backlog) >= MAX_QUEUED_REQUESTS:
+            return False
+        unsent = self._out_bytes + (self.transport.get_write_buffer_size() if self.transport is not None else 0)
+        return unsent < MAX_UNSENT_BYTES
+
+    def _pump(self) -> None:
+        """Handle the frames that have arrived and send their answers, as far as the bounds allow.
+
+        Answers are gathered and written once per round (one syscall for pipelined requests); a
+        round that stopped at MAX_UNSENT_BYTES goes on once the socket took the answers.
+        """
+        while not self._closed:
+            self._take_frames()
+            answered = bool(self._out)
+            self._flush()
+            if not answered or not self._may_take():
+                break
+        self._update_reading()
+
+    def _take_frames(self) -> None:
+        while not self._closed and self._may_take():
+            try:
+                frame = self._reader.next_frame()
+            except FrameError as exc:
+                self._close(str(exc))
                 return
-            available = self._filled - pos - 4
-            if available >= size:
-                self._on_frame(view[pos + 4 : pos + 4 + size])
-                pos += 4 + size
-                continue
-            if 4 + size > _SCRATCH_SIZE:
-                # Too big for the scratch: move what we have into its own buffer.
-                self._big = bytearray(size)
-                self._big[:available] = view[pos + 4 : self._filled]
-                self._big_filled = available
-                self._filled = 0
-                return
-            break
-        if pos:
-            remaining = self._filled - pos
-            self._scratch[:remaining] = view[pos : self._filled]
-            self._filled = remaining
+            if frame is None:
+                break
+            self._on_frame(frame)
+
+    def _update_reading(self) -> None:
+        wanted = not self._closed and self._may_take()
+        if wanted != self._reading and self.transport is not None and not self._closed:
+            self._reading = wanted
+            if wanted:
+                self.transport.resume_reading()
+            else:
+                self.transport.pause_reading()
 
     # -- the pipeline --------------------------------------------------------
 
@@ -258,7 +268,7 @@ class KafkaConnection(asyncio.BufferedProtocol):
             self._respond(data)
             while self._backlog and not self._waiting and not self._closed:
                 self._process(self._backlog.popleft())
-            self._flush()
+            self._pump()  # and the frames held back while the backlog was full
 
         schedule(send)
 
@@ -291,7 +301,7 @@ class KafkaConnection(asyncio.BufferedProtocol):
         self._respond(data)
         while self._backlog and not self._waiting and not self._closed:
             self._process(self._backlog.popleft())
-        self._flush()
+        self._pump()  # and the frames held back while the backlog was full
 
     def _respond(self, data: bytes | None) -> None:
         """The answer to the oldest unanswered request (None: it gets none, as acks=0 Produce)."""
@@ -301,6 +311,7 @@ class KafkaConnection(asyncio.BufferedProtocol):
             self.control.on_answered(self._unanswered.popleft())
         if data is not None:
             self._out.append(data)
+            self._out_bytes += len(data)
 
     # -- the request log (DEBUG) -------------------------------------------------
 
@@ -343,6 +354,7 @@ class KafkaConnection(asyncio.BufferedProtocol):
         if not self._out:
             return
         out, self._out = self._out, []
+        self._out_bytes = 0
         if self.transport is not None and not self._closed:
             self.transport.write(out[0] if len(out) == 1 else b"".join(out))
 
