@@ -190,6 +190,8 @@ class ConfigDef:
     def _validate(self, value: Any) -> None:
         """The validator Kafka declares for the config, with its messages (ConfigDef.Range, ValidString, ...)."""
         rule = self.validator
+        if self.name == "max.connections.per.ip.overrides" and value:
+            _validate_connection_overrides(value)
         if not rule or value is None:
             return
         if self.type is ConfigType.LIST:
@@ -254,6 +256,15 @@ class ConfigDef:
         return str(value)
 
 
+def _validate_connection_overrides(value: str) -> None:
+    """`host:count,...`, as KafkaConfig reads it (CoreUtils.parseCsvMap, then an int per host)."""
+    for item in filter(None, (part.strip() for part in value.split(","))):
+        host, sep, count = item.rpartition(":")
+        if not sep or not host or not count.strip().lstrip("-").isdigit():
+            raise _invalid("max.connections.per.ip.overrides", value,
+                           f"{item!r} is not host:count with an integer count")
+
+
 def _number(text: str) -> int | float:
     return float(text) if "." in text else int(text)
 
@@ -277,6 +288,8 @@ _IMPLEMENTED_BROKER = frozenset({
     "group.max.size", "offsets.retention.minutes", "offsets.retention.check.interval.ms",
     "offset.metadata.max.bytes", "offsets.topic.num.partitions", "offsets.topic.replication.factor",
     "transaction.state.log.num.partitions", "transaction.state.log.replication.factor",
+    "max.connections", "max.connections.per.ip", "max.connections.per.ip.overrides", "connections.max.idle.ms",
+    "socket.listen.backlog.size",
 })
 
 # Accepted with any valid value: they tune threads, buffers, files, disk flushing, replication fetchers,
@@ -286,7 +299,7 @@ _INERT_BROKER = frozenset({
     "background.threads", "num.io.threads", "num.network.threads", "num.recovery.threads.per.data.dir",
     "num.replica.fetchers", "num.replica.alter.log.dirs.threads", "log.cleaner.threads",
     "group.coordinator.threads", "share.coordinator.threads", "socket.send.buffer.bytes",
-    "socket.receive.buffer.bytes", "socket.listen.backlog.size", "replica.socket.receive.buffer.bytes",
+    "socket.receive.buffer.bytes", "replica.socket.receive.buffer.bytes",
     "replica.socket.timeout.ms", "queued.max.requests", "queued.max.request.bytes", "log.dir", "log.dirs",
     "metadata.log.dir", "log.flush.interval.messages", "log.flush.interval.ms", "log.flush.scheduler.interval.ms",
     "log.flush.offset.checkpoint.interval.ms", "log.flush.start.offset.checkpoint.interval.ms",

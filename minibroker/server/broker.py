@@ -14,6 +14,7 @@ from ..core.cluster import Cluster, Node
 from ..core.config import KIP1269_CONFIGS, BrokerConfig
 from ..testing.control import Control, Rule, serve_control
 from .connection import READ_BUFFER_SIZE, KafkaConnection
+from .quotas import ConnectionQuotas
 
 log = logging.getLogger("minibroker")
 
@@ -125,9 +126,12 @@ class Broker:
         # takes its frames from it before the next read (see KafkaConnection)
         read_buffer = bytearray(READ_BUFFER_SIZE)
         for node in self.cluster.nodes:
+            quotas = ConnectionQuotas(self.cluster.config)  # per node, as each Kafka broker counts its own
             server = await loop.create_server(
-                functools.partial(KafkaConnection, self.cluster, node, self._connections, self.control, read_buffer),
+                functools.partial(KafkaConnection, self.cluster, node, self._connections, self.control, read_buffer,
+                                  quotas),
                 node.bind_host, node.bind_port or 0, reuse_address=True,
+                backlog=self.cluster.config["socket.listen.backlog.size"],
             )
             node.bind_port = server.sockets[0].getsockname()[1]
             if not self._advertised_given:
@@ -149,8 +153,15 @@ class Broker:
             await asyncio.sleep(TICK_INTERVAL_S)
             try:
                 self.cluster.tick()
+                self._close_idle_connections()
             except Exception:
                 log.exception("periodic broker work failed")
+
+    def _close_idle_connections(self) -> None:
+        """connections.max.idle.ms, as Kafka's Selector expires idle connections."""
+        now_ms, max_idle_ms = self.cluster.clock.now_ms(), self.cluster.config["connections.max.idle.ms"]
+        for connection in list(self._connections):
+            connection.close_if_idle(now_ms, max_idle_ms)
 
     async def stop(self) -> None:
         """Close listeners and connections."""

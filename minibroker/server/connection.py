@@ -16,6 +16,7 @@ from ..protocol.errors import KafkaError
 from ..protocol.messages import RESPONSES, api_name
 from ..testing.control import Control, Ticket
 from .framing import FrameError, FrameReader
+from .quotas import ConnectionQuotas
 
 log = logging.getLogger("minibroker.connection")
 
@@ -88,6 +89,7 @@ class KafkaConnection(asyncio.BufferedProtocol):
         registry: set[KafkaConnection] | None = None,
         control: Control | None = None,
         read_buffer: bytearray | None = None,
+        quotas: ConnectionQuotas | None = None,
     ) -> None:
         self.cluster = cluster
         self.control = control
@@ -96,6 +98,9 @@ class KafkaConnection(asyncio.BufferedProtocol):
         self.transport: asyncio.Transport | None = None
         self.peer = "?"
         self.client_host = ""
+        self._quotas = quotas
+        self._admitted_ip: str | None = None  # counted by the quotas until the connection closes
+        self.last_active_ms = cluster.clock.now_ms()  # for connections.max.idle.ms
         self._read_buffer = memoryview(read_buffer if read_buffer is not None else bytearray(READ_BUFFER_SIZE))
         self._reader = FrameReader(cluster.config["socket.request.max.bytes"])
         self._reading = True
@@ -123,11 +128,24 @@ class KafkaConnection(asyncio.BufferedProtocol):
         peer = transport.get_extra_info("peername")
         self.peer = f"{peer[0]}:{peer[1]}" if peer else "?"
         self.client_host = f"/{peer[0]}" if peer else ""  # Kafka shows hosts as "/127.0.0.1"
+        if self._quotas is not None and peer:
+            refused = self._quotas.admit(peer[0])
+            if refused is not None:
+                # SocketServer's wording; the count tells how many were refused since start-up
+                log.info("Rejected connection from /%s, %s; %d refused so far", peer[0], refused,
+                         self._quotas.rejected)
+                self._closed = True
+                transport.close()
+                return
+            self._admitted_ip = peer[0]
         self._log_requests = log.isEnabledFor(logging.DEBUG)
         if self._log_requests:
             log.debug("connection from %s opened on node %d", self.peer, self.node.node_id)
 
     def connection_lost(self, exc: Exception | None) -> None:
+        if self._quotas is not None and self._admitted_ip is not None:
+            self._quotas.release(self._admitted_ip)
+            self._admitted_ip = None
         if self._log_requests:
             log.debug("connection from %s closed after %d requests", self.peer, self._served)
         self._registry.discard(self)
@@ -157,7 +175,15 @@ class KafkaConnection(asyncio.BufferedProtocol):
     def get_buffer(self, sizehint: int) -> memoryview:
         return self._read_buffer
 
+    def close_if_idle(self, now_ms: int, max_idle_ms: int) -> bool:
+        """Close the connection when nothing moved on it for `max_idle_ms` and no request waits for an answer."""
+        if self._closed or self._waiting or self._backlog or now_ms - self.last_active_ms <= max_idle_ms:
+            return False
+        self._close(f"idle for more than {max_idle_ms} ms (connections.max.idle.ms)")
+        return True
+
     def buffer_updated(self, nbytes: int) -> None:
+        self.last_active_ms = self.cluster.clock.now_ms()
         self._reader.feed(self._read_buffer[:nbytes])
         self._pump()
         self._reader.keep_unread()  # the read buffer is shared: keep what was not taken
@@ -355,6 +381,7 @@ class KafkaConnection(asyncio.BufferedProtocol):
             return
         out, self._out = self._out, []
         self._out_bytes = 0
+        self.last_active_ms = self.cluster.clock.now_ms()
         if self.transport is not None and not self._closed:
             self.transport.write(out[0] if len(out) == 1 else b"".join(out))
 

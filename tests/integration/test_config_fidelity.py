@@ -225,8 +225,8 @@ REFUSALS = [
     ("0", "listeners", "PLAINTEXT://:19092", ErrorCode.INVALID_CONFIG,
      "minibroker does not implement listeners; it only accepts Kafka's default, 'PLAINTEXT://:9092' "
      "(minibroker listens where --host, --port and --ports say)"),
-    ("", "max.connections", "10", ErrorCode.INVALID_CONFIG,
-     "minibroker does not implement max.connections; it only accepts Kafka's default, '2147483647'"),
+    ("", "max.connection.creation.rate", "10", ErrorCode.INVALID_CONFIG,
+     "minibroker does not implement max.connection.creation.rate; it only accepts Kafka's default, '2147483647'"),
     ("0", "sasl.enabled.mechanisms", "PLAIN", ErrorCode.INVALID_CONFIG,
      "minibroker does not implement sasl.enabled.mechanisms; it only accepts Kafka's default, 'GSSAPI'"),
     ("0", "listener.name.plaintext.max.connections", "5", ErrorCode.INVALID_CONFIG,
@@ -252,8 +252,8 @@ def test_broker_alter_refusals_change_nothing(broker_factory, api, resource, nam
 def test_unimplemented_dynamic_config_may_be_set_to_kafkas_default(broker_factory):
     broker = broker_factory()
     with WireClient(broker.host, broker.port) as wire:
-        assert error(incremental(wire, BROKER, "", ("max.connections", SET, "2147483647"))) == (0, None)
-        described = configs(wire, BROKER, "0", ["max.connections"])["max.connections"]
+        assert error(incremental(wire, BROKER, "", ("max.connection.creation.rate", SET, "2147483647"))) == (0, None)
+        described = configs(wire, BROKER, "0", ["max.connection.creation.rate"])["max.connection.creation.rate"]
         assert (described.value, described.config_source) == ("2147483647", DYNAMIC_DEFAULT)
 
 

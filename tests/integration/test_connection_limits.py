@@ -1,0 +1,144 @@
+"""Kafka's connection limits and idle expiry, over real sockets."""
+
+from __future__ import annotations
+
+import asyncio
+import struct
+from collections.abc import Iterator
+
+import pytest
+
+from minibroker.core.clock import ManualClock
+from minibroker.core.config import ConfigError
+from minibroker.protocol.messages import ApiVersionsRequest, MetadataRequest
+from minibroker.protocol.records import split_batches
+from minibroker.testing.embedded import BrokerThread
+from minibroker.testing.process import BrokerProcess, start_broker
+from minibroker.testing.wire import WireClient
+from tests.integration.test_wire_protocol import BATCH, fetch_all, partition_response, produce_request
+
+API_VERSIONS = ApiVersionsRequest(client_software_name="limits", client_software_version="1")
+
+
+def answers(host: str, port: int) -> bool:
+    """A new connection gets an ApiVersions answer (False: the broker closed it)."""
+    try:
+        with WireClient(host, port, timeout=10) as wire:
+            return bool(wire.request(API_VERSIONS, 3).error_code == 0)
+    except (ConnectionError, OSError):
+        return False
+
+
+@pytest.fixture
+def limited(request: pytest.FixtureRequest) -> Iterator[BrokerProcess]:
+    process = start_broker(*request.param)
+    yield process
+    process.stop()
+
+
+@pytest.mark.parametrize("limited", [("max.connections.per.ip=3",),
+                                     ("max.connections.per.ip.overrides=127.0.0.1:3",),
+                                     ("max.connections=3",)], indirect=True)
+def test_a_connection_over_the_limit_is_closed_and_logged(limited: BrokerProcess) -> None:
+    held = [WireClient(limited.host, limited.port) for _ in range(3)]
+    try:
+        for wire in held:
+            assert wire.request(API_VERSIONS, 3).error_code == 0
+        assert not answers(limited.host, limited.port)
+        assert "Rejected connection from /127.0.0.1" in limited.log_text()
+        held.pop().close()
+        deadline = 50
+        while not answers(limited.host, limited.port) and deadline:  # the broker sees the close a moment later
+            deadline -= 1
+        assert deadline, "a freed slot was not given to a new connection"
+    finally:
+        for wire in held:
+            wire.close()
+
+
+def test_an_override_lifts_the_per_ip_limit_for_that_address() -> None:
+    config = {"max.connections.per.ip": "1", "max.connections.per.ip.overrides": "localhost:4"}
+    with BrokerThread(config=config) as broker:
+        held = [WireClient(broker.host, broker.port) for _ in range(4)]
+        try:
+            assert all(wire.request(API_VERSIONS, 3).error_code == 0 for wire in held)
+            assert not answers(broker.host, broker.port)
+        finally:
+            for wire in held:
+                wire.close()
+
+
+def test_a_malformed_override_is_refused_at_start() -> None:
+    with pytest.raises(ConfigError, match="max.connections.per.ip.overrides"):
+        BrokerThread(config={"max.connections.per.ip.overrides": "localhost:many"})
+
+
+def test_an_idle_connection_is_closed_after_connections_max_idle_ms() -> None:
+    clock = ManualClock(1_000_000)
+    with BrokerThread(clock=clock, config={"connections.max.idle.ms": "60000"}) as broker:
+        with WireClient(broker.host, broker.port) as idle, WireClient(broker.host, broker.port) as busy:
+            assert idle.request(API_VERSIONS, 3).error_code == 0
+            broker.call(clock.advance, 59_000)
+            assert busy.request(API_VERSIONS, 3).error_code == 0  # activity: its idle time restarts
+            broker.call(clock.advance, 1_001)
+            assert idle.is_closed_by_peer(timeout=5)
+            assert not busy.is_closed_by_peer(timeout=0.5)
+            assert busy.request(API_VERSIONS, 3).error_code == 0
+
+
+def test_listen_backlog_size_is_kafkas_and_settable() -> None:
+    with BrokerThread(config={"socket.listen.backlog.size": "7"}) as broker:
+        assert broker.cluster.config["socket.listen.backlog.size"] == 7
+        assert answers(broker.host, broker.port)
+
+
+async def _metadata_and_produce(host: str, port: int, topic: str, correlation_base: int) -> bool:
+    """Metadata, then an acks=1 Produce, pipelined on a new connection; True when the Produce succeeded."""
+    reader, writer = await asyncio.open_connection(host, port)
+    try:
+        encoder = WireClient.__new__(WireClient)  # its framing only, no socket of its own
+        encoder.client_id, encoder._correlation_id = "many", correlation_base
+        writer.write(encoder.encode_request(MetadataRequest(topics=None), 9)
+                     + encoder.encode_request(produce_request(topic, BATCH, acks=1), 9))
+        await writer.drain()
+        frames = []
+        for _ in range(2):
+            size = struct.unpack(">i", await reader.readexactly(4))[0]
+            frames.append(await reader.readexactly(size))
+        _, produced = WireClient.decode_response(frames[1], 0, 9)
+        return bool(partition_response(produced).error_code == 0)
+    finally:
+        writer.close()
+
+
+def test_five_thousand_concurrent_connections_all_get_metadata_and_produce() -> None:
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < 12_000:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, 12_000), hard))
+    process = start_broker()
+    try:
+        process.create_topic("many", partitions=1)
+        async def everyone() -> list[bool | BaseException]:
+            return await asyncio.gather(*(_metadata_and_produce(process.host, process.port, "many", i * 10)
+                                          for i in range(5000)), return_exceptions=True)
+
+        results = asyncio.run(everyone())
+        failures = [r for r in results if r is not True]
+        assert not failures, f"{len(failures)} of 5000 failed, e.g. {failures[:3]}"
+        with WireClient(process.host, process.port) as wire:
+            assert len(split_batches(fetch_all(wire, "many"))) == 5000
+    finally:
+        process.stop()
+
+
+def test_max_connections_set_dynamically_applies_to_the_next_connection() -> None:
+    with BrokerThread() as broker, WireClient(broker.host, broker.port) as first:
+        assert first.request(API_VERSIONS, 3).error_code == 0
+        # as an AlterConfigs of the cluster-wide default would (tests/integration/test_config_fidelity.py)
+        broker.call(broker.cluster.config.alter_dynamic, None, {"max.connections": "2"})
+        with WireClient(broker.host, broker.port) as second:
+            assert second.request(API_VERSIONS, 3).error_code == 0
+            assert not answers(broker.host, broker.port)
+        assert first.request(API_VERSIONS, 3).error_code == 0
