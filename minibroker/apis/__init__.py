@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from types import ModuleType
 
 from . import (
@@ -49,6 +50,7 @@ from . import (
     sync_group,
     txn_offset_commit,
 )
+from .releases import LATEST, served_range
 
 API_MODULES: dict[int, ModuleType] = {
     module.API_KEY: module
@@ -63,3 +65,25 @@ API_MODULES: dict[int, ModuleType] = {
         describe_log_dirs, describe_acls, create_acls, delete_acls, sasl_handshake, sasl_authenticate,
     )
 }
+
+
+@functools.cache
+def advertised_ranges(release_name: str = LATEST) -> list[tuple[int, int, int]]:
+    """(api key, min, max) for each API a node of this release serves: the modules' own declarations,
+    narrowed to the release's ranges (see releases.py)."""
+    ranges = []
+    for key, module in sorted(API_MODULES.items()):
+        implemented = (getattr(module, "ADVERTISED_MIN_VERSION", module.MIN_VERSION), module.MAX_VERSION)
+        served = served_range(release_name, key, implemented)
+        if served is not None:
+            ranges.append((key, *served))
+    return ranges
+
+
+@functools.cache
+def accepted_versions(release_name: str) -> dict[int, tuple[int, int]]:
+    """Per API key, the versions a node of this release handles (advertised and implemented)."""
+    return {key: (max(low, API_MODULES[key].MIN_VERSION), high) for key, low, high in advertised_ranges(release_name)}
+
+
+api_versions.answer_with(advertised_ranges)

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import functools
 import re
+from collections.abc import Callable
 from typing import Any
 
 from ..protocol.messages import ApiVersionsRequest, ApiVersionsResponse
 from .context import RequestContext
-from .releases import LATEST, served_range
+from .releases import LATEST
 
 API_KEY = 18
 MIN_VERSION, MAX_VERSION = 0, 4
@@ -16,32 +16,26 @@ MIN_VERSION, MAX_VERSION = 0, 4
 _SOFTWARE_NAME = r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?"
 
 
-@functools.cache
-def advertised_ranges(release_name: str = LATEST) -> list[tuple[int, int, int]]:
-    """(api key, min, max) for each API a node of this release serves: the modules' own declarations,
-    narrowed to the release's ranges (see releases.py)."""
-    from . import API_MODULES
-
-    ranges = []
-    for key, module in sorted(API_MODULES.items()):
-        implemented = (getattr(module, "ADVERTISED_MIN_VERSION", module.MIN_VERSION), module.MAX_VERSION)
-        served = served_range(release_name, key, implemented)
-        if served is not None:
-            ranges.append((key, *served))
-    return ranges
+# (api key, min, max) of every API a node of a release serves; the registry (apis/__init__.py) sets it,
+# so that this module, one of the registered ones, need not import the registry back
+_advertised_ranges: Callable[[str], list[tuple[int, int, int]]] | None = None
 
 
-@functools.cache
-def accepted_versions(release_name: str) -> dict[int, tuple[int, int]]:
-    """Per API key, the versions a node of this release handles (advertised and implemented)."""
-    from . import API_MODULES
+def answer_with(advertised_ranges: Callable[[str], list[tuple[int, int, int]]]) -> None:
+    """Called once by the registry of API modules: where ApiVersions finds what to advertise."""
+    global _advertised_ranges
+    _advertised_ranges = advertised_ranges
 
-    return {key: (max(low, API_MODULES[key].MIN_VERSION), high) for key, low, high in advertised_ranges(release_name)}
+
+def _ranges(release_name: str) -> list[tuple[int, int, int]]:
+    if _advertised_ranges is None:
+        raise RuntimeError("minibroker.apis has not registered the API modules")
+    return _advertised_ranges(release_name)
 
 
 def _api_keys(release_name: str) -> list[Any]:
     return [ApiVersionsResponse.ApiVersion(api_key=k, min_version=lo, max_version=hi) for k, lo, hi in
-            advertised_ranges(release_name)]
+            _ranges(release_name)]
 
 
 def handle(request: ApiVersionsRequest, ctx: RequestContext) -> ApiVersionsResponse:
@@ -54,6 +48,6 @@ def handle(request: ApiVersionsRequest, ctx: RequestContext) -> ApiVersionsRespo
 
 def unsupported_version_response(release_name: str = LATEST) -> ApiVersionsResponse:
     """The KIP-511 fallback: v0 body, UNSUPPORTED_VERSION, only this node's ApiVersions range."""
-    low, high = accepted_versions(release_name)[API_KEY]
+    low, high = next((max(lo, MIN_VERSION), hi) for key, lo, hi in _ranges(release_name) if key == API_KEY)
     entry = ApiVersionsResponse.ApiVersion(api_key=API_KEY, min_version=low, max_version=high)
     return ApiVersionsResponse(error_code=35, api_keys=[entry])

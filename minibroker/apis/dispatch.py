@@ -17,7 +17,7 @@ from ..core.cluster import Cluster, Node
 from ..core.pending import Pending
 from ..protocol.errors import KafkaError
 from ..protocol.messages import REQUESTS, RESPONSES, MalformedRequest, decode_request, request_parse_error
-from . import API_MODULES, api_versions
+from . import API_MODULES, accepted_versions, api_versions
 from .context import CloseConnection, RequestContext
 
 log = logging.getLogger("minibroker.requests")
@@ -124,7 +124,7 @@ def handle_frame(frame: memoryview, cluster: Cluster, node: Node, client_host: s
     """
     header = parse_header(frame)
     module = API_MODULES[header.api_key]
-    accepted = api_versions.accepted_versions(node.release).get(header.api_key)
+    accepted = accepted_versions(node.release).get(header.api_key)
     if accepted is None:
         # the release this node speaks as did not have this API
         raise CloseConnection(f"Error parsing request header. Our best guess of the apiKeyId is: {header.api_key}")
