@@ -289,7 +289,7 @@ _IMPLEMENTED_BROKER = frozenset({
     "offset.metadata.max.bytes", "offsets.topic.num.partitions", "offsets.topic.replication.factor",
     "transaction.state.log.num.partitions", "transaction.state.log.replication.factor",
     "max.connections", "max.connections.per.ip", "max.connections.per.ip.overrides", "connections.max.idle.ms",
-    "socket.listen.backlog.size",
+    "socket.listen.backlog.size", "queued.max.request.bytes",
 })
 
 # Accepted with any valid value: they tune threads, buffers, files, disk flushing, replication fetchers,
@@ -300,7 +300,7 @@ _INERT_BROKER = frozenset({
     "num.replica.fetchers", "num.replica.alter.log.dirs.threads", "log.cleaner.threads",
     "group.coordinator.threads", "share.coordinator.threads", "socket.send.buffer.bytes",
     "socket.receive.buffer.bytes", "replica.socket.receive.buffer.bytes",
-    "replica.socket.timeout.ms", "queued.max.requests", "queued.max.request.bytes", "log.dir", "log.dirs",
+    "replica.socket.timeout.ms", "queued.max.requests", "log.dir", "log.dirs",
     "metadata.log.dir", "log.flush.interval.messages", "log.flush.interval.ms", "log.flush.scheduler.interval.ms",
     "log.flush.offset.checkpoint.interval.ms", "log.flush.start.offset.checkpoint.interval.ms",
     "log.index.interval.bytes", "log.index.size.max.bytes", "log.preallocate", "log.segment.bytes",
@@ -517,6 +517,10 @@ class BrokerConfig:
             value = definition.parse(raw)
             refuse_unsupported(definition, value)
             self.static[name] = value
+        queued, request_max = self["queued.max.request.bytes"], self["socket.request.max.bytes"]
+        if 0 < queued < request_max:  # KafkaConfig.validateValues
+            raise ConfigError("requirement failed: queued.max.request.bytes must be larger or equal to "
+                              "socket.request.max.bytes")
         # the first node's id: `node.id`, or its older alias `broker.id`, else 0
         node_id = self.static["node.id"] if "node.id" in self.static else self.static.get("broker.id", 0)
         self._node_id = int(node_id)

@@ -14,7 +14,7 @@ from ..core.cluster import Cluster, Node
 from ..core.config import KIP1269_CONFIGS, BrokerConfig
 from ..testing.control import Control, Rule, serve_control
 from .connection import READ_BUFFER_SIZE, KafkaConnection
-from .quotas import ConnectionQuotas
+from .quotas import ConnectionQuotas, RequestMemory
 
 log = logging.getLogger("minibroker")
 
@@ -126,10 +126,12 @@ class Broker:
         # takes its frames from it before the next read (see KafkaConnection)
         read_buffer = bytearray(READ_BUFFER_SIZE)
         for node in self.cluster.nodes:
-            quotas = ConnectionQuotas(self.cluster.config)  # per node, as each Kafka broker counts its own
+            # per node, as each Kafka broker's SocketServer has its own
+            quotas = ConnectionQuotas(self.cluster.config)
+            request_memory = RequestMemory(self.cluster.config["queued.max.request.bytes"])
             server = await loop.create_server(
                 functools.partial(KafkaConnection, self.cluster, node, self._connections, self.control, read_buffer,
-                                  quotas),
+                                  quotas, request_memory),
                 node.bind_host, node.bind_port or 0, reuse_address=True,
                 backlog=self.cluster.config["socket.listen.backlog.size"],
             )

@@ -16,7 +16,7 @@ from ..protocol.errors import KafkaError
 from ..protocol.messages import RESPONSES, api_name
 from ..testing.control import Control, Ticket
 from .framing import FrameError, FrameReader
-from .quotas import ConnectionQuotas
+from .quotas import ConnectionQuotas, RequestMemory
 
 log = logging.getLogger("minibroker.connection")
 
@@ -90,6 +90,7 @@ class KafkaConnection(asyncio.BufferedProtocol):
         control: Control | None = None,
         read_buffer: bytearray | None = None,
         quotas: ConnectionQuotas | None = None,
+        request_memory: RequestMemory | None = None,
     ) -> None:
         self.cluster = cluster
         self.control = control
@@ -99,6 +100,9 @@ class KafkaConnection(asyncio.BufferedProtocol):
         self.peer = "?"
         self.client_host = ""
         self._quotas = quotas
+        self._request_memory = request_memory
+        self._reserved = 0  # of request_memory, for the frame being received
+        self._memory_blocked = False
         self._admitted_ip: str | None = None  # counted by the quotas until the connection closes
         self.last_active_ms = cluster.clock.now_ms()  # for connections.max.idle.ms
         self._read_buffer = memoryview(read_buffer if read_buffer is not None else bytearray(READ_BUFFER_SIZE))
@@ -143,6 +147,7 @@ class KafkaConnection(asyncio.BufferedProtocol):
             log.debug("connection from %s opened on node %d", self.peer, self.node.node_id)
 
     def connection_lost(self, exc: Exception | None) -> None:
+        self._release_request_memory()
         if self._quotas is not None and self._admitted_ip is not None:
             self._quotas.release(self._admitted_ip)
             self._admitted_ip = None
@@ -219,11 +224,38 @@ class KafkaConnection(asyncio.BufferedProtocol):
                 self._close(str(exc))
                 return
             if frame is None:
+                self._reserve_request_memory()
                 break
             self._on_frame(frame)
+            if self._reserved and not self._reader.receiving:
+                self._release_request_memory()
+
+    # -- queued.max.request.bytes ------------------------------------------------
+
+    def _reserve_request_memory(self) -> None:
+        """A frame has started arriving: hold its declared size in the pool, or stop reading until there is room."""
+        size = self._reader.pending_frame_size
+        if self._request_memory is None or size is None or self._reserved:
+            return
+        if self._request_memory.try_reserve(size, self._memory_freed):
+            self._reserved = size
+            self._memory_blocked = False
+        else:
+            self._memory_blocked = True
+
+    def _release_request_memory(self) -> None:
+        if self._reserved and self._request_memory is not None:
+            reserved, self._reserved = self._reserved, 0
+            self._request_memory.release(reserved)
+
+    def _memory_freed(self) -> None:
+        if self._closed:
+            return
+        self._reserve_request_memory()
+        self._update_reading()
 
     def _update_reading(self) -> None:
-        wanted = not self._closed and self._may_take()
+        wanted = not self._closed and self._may_take() and not self._memory_blocked
         if wanted != self._reading and self.transport is not None and not self._closed:
             self._reading = wanted
             if wanted:

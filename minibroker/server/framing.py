@@ -39,6 +39,11 @@ class FrameReader:
         return len(self._chunk) + len(self._partial)
 
     @property
+    def receiving(self) -> bool:
+        """Part of a frame has arrived and it is not complete yet."""
+        return bool(self._partial)
+
+    @property
     def pending_frame_size(self) -> int | None:
         """The declared size of the frame being received, once its prefix is in."""
         if len(self._partial) >= 4:

@@ -1,4 +1,4 @@
-"""Kafka's connection limits (SocketServer's ConnectionQuotas), sans-IO: who may connect to a node.
+"""Kafka's connection limits (SocketServer's ConnectionQuotas) and request memory pool, sans-IO.
 
 `max.connections.per.ip`, with `max.connections.per.ip.overrides` (`host:count,...`), and
 `max.connections`, read at each new connection so dynamic updates apply at once. A connection
@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import socket
 from collections import Counter
+from collections.abc import Callable
 
 from ..core.config import BrokerConfig
 
@@ -59,3 +60,31 @@ def parse_overrides(spec: str) -> dict[str, int]:
             address = host
         overrides[address] = int(count)
     return overrides
+
+
+class RequestMemory:
+    """`queued.max.request.bytes` (-1: unlimited), as Kafka's MemoryPool: bytes of requests being read.
+
+    A connection reserves a frame's whole declared size once its size prefix is in and the frame
+    has to be held across reads, and gives it back when the frame has been handled (a frame that
+    arrives whole is handled from the shared read buffer and holds nothing); a connection that cannot reserve stops being read and
+    is called back when memory is freed (Kafka mutes the channel until the pool has room).
+    """
+
+    def __init__(self, capacity: int) -> None:
+        self.capacity = capacity
+        self.reserved = 0
+        self._waiting: list[Callable[[], None]] = []
+
+    def try_reserve(self, size: int, wake: Callable[[], None]) -> bool:
+        if self.capacity < 0 or self.reserved + size <= self.capacity:
+            self.reserved += size
+            return True
+        self._waiting.append(wake)
+        return False
+
+    def release(self, size: int) -> None:
+        self.reserved -= size
+        waiting, self._waiting = self._waiting, []
+        for wake in waiting:
+            wake()

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import struct
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 
 import pytest
 
@@ -142,3 +143,46 @@ def test_max_connections_set_dynamically_applies_to_the_next_connection() -> Non
             assert second.request(API_VERSIONS, 3).error_code == 0
             assert not answers(broker.host, broker.port)
         assert first.request(API_VERSIONS, 3).error_code == 0
+
+
+def test_queued_max_request_bytes_holds_back_a_frame_until_memory_is_free() -> None:
+    a, b = (WireClient.__new__(WireClient) for _ in range(2))
+    for encoder in (a, b):
+        encoder.client_id, encoder._correlation_id = "x" * 300, 0
+    frame = a.encode_request(API_VERSIONS, 3)
+    b_frame = b.encode_request(API_VERSIONS, 3)
+    size = len(frame) - 4  # the pool holds one such frame at a time, not two
+    config = {"socket.request.max.bytes": str(size), "queued.max.request.bytes": str(size + size // 2)}
+    with BrokerThread(config=config) as broker:
+        with WireClient(broker.host, broker.port) as first, WireClient(broker.host, broker.port) as second:
+            first.send_raw(frame[:-10])
+            wait_until(lambda: broker.call(lambda: reserved(broker)) == size)
+            second.send_raw(b_frame[:-10])  # its size prefix is read: the pool has no room for its frame
+            time.sleep(0.2)
+            second.send_raw(b_frame[-10:])  # complete, but no longer read
+            time.sleep(0.5)  # a generous moment in which an answer would come if it were read
+            second.sock.setblocking(False)
+            with pytest.raises(BlockingIOError):
+                second.sock.recv(1)
+            second.sock.setblocking(True)
+            first.send_raw(frame[-10:])
+            assert WireClient.decode_response(first.read_frame(), 18, 3)[1].error_code == 0
+            assert WireClient.decode_response(second.read_frame(), 18, 3)[1].error_code == 0
+            wait_until(lambda: broker.call(lambda: reserved(broker)) == 0)
+
+
+def reserved(broker: BrokerThread) -> int:
+    return sum(connection._reserved for connection in broker.broker._connections)
+
+
+def wait_until(condition: Callable[[], bool], timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "condition not met in time"
+        time.sleep(0.01)
+
+
+def test_queued_max_request_bytes_below_the_request_size_is_refused_as_kafka_does() -> None:
+    with pytest.raises(ConfigError, match="requirement failed: queued.max.request.bytes must be larger or equal "
+                                          "to socket.request.max.bytes"):
+        BrokerThread(config={"queued.max.request.bytes": "1000"})
