@@ -67,8 +67,9 @@ class RequestMemory:
 
     A connection reserves a frame's whole declared size once its size prefix is in and the frame
     has to be held across reads, and gives it back when the frame has been handled (a frame that
-    arrives whole is handled from the shared read buffer and holds nothing); a connection that cannot reserve stops being read and
-    is called back when memory is freed (Kafka mutes the channel until the pool has room).
+    arrives whole is handled from the shared read buffer and holds nothing). A connection that
+    cannot reserve stops being read and is called back when memory is freed (Kafka mutes the
+    channel until the pool has room).
     """
 
     def __init__(self, capacity: int) -> None:
