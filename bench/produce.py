@@ -14,7 +14,6 @@ import platform
 import queue
 import re
 import shutil
-import signal
 import socket
 import statistics
 import subprocess
@@ -26,6 +25,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+from minibroker.testing.process import stop_process
 
 ROOT = Path(__file__).resolve().parent.parent
 CACHE = ROOT / ".cache"
@@ -137,18 +138,6 @@ def kafka_clients_version() -> str:
 
 
 # --- processes -------------------------------------------------------------------------------------
-
-
-def stop_process(popen: subprocess.Popen[Any], timeout: float = STOP_TIMEOUT) -> None:
-    """SIGTERM by PID, then SIGKILL after `timeout`."""
-    if popen.poll() is not None:
-        return
-    os.kill(popen.pid, signal.SIGTERM)
-    try:
-        popen.wait(timeout)
-    except subprocess.TimeoutExpired:
-        os.kill(popen.pid, signal.SIGKILL)
-        popen.wait(timeout)
 
 
 def free_port() -> int:

@@ -21,7 +21,8 @@ def quiet_schema_loading() -> Iterator[None]:
         yield
 
 
-# minibroker imports kafka here first (minibroker/__init__ reaches this package before any other kafka
-# import); kafka's __init__ creates every protocol class minibroker uses, so later imports do not warn.
+# kafka's __init__ creates every protocol class minibroker uses, so once it is imported here later imports do
+# not warn. A module of minibroker that imports kafka must import this package first (testing/control.py
+# imports kafka.errors inside a function for that reason; tests/integration/test_packaging.py checks them).
 with quiet_schema_loading():
     import kafka  # noqa: F401

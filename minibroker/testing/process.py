@@ -81,14 +81,19 @@ class BrokerProcess:
         for client in ("control", "_admin"):
             if client in self.__dict__:
                 self.__dict__[client].close()
-        if self._popen.poll() is None:
-            os.kill(self.pid, signal.SIGTERM)
-            try:
-                self._popen.wait(timeout)
-            except subprocess.TimeoutExpired:
-                os.kill(self.pid, signal.SIGKILL)
-                self._popen.wait(timeout)
-        return int(self._popen.returncode)
+        return stop_process(self._popen, timeout)
+
+
+def stop_process(popen: subprocess.Popen[Any], timeout: float = 10.0) -> int:
+    """SIGTERM by PID, then SIGKILL after `timeout`; the exit code."""
+    if popen.poll() is None:
+        os.kill(popen.pid, signal.SIGTERM)
+        try:
+            popen.wait(timeout)
+        except subprocess.TimeoutExpired:
+            os.kill(popen.pid, signal.SIGKILL)
+            popen.wait(timeout)
+    return int(popen.returncode)
 
 
 def start_broker(*set_args: str, extra_args: tuple[str, ...] = (), timeout: float = 20.0) -> BrokerProcess:

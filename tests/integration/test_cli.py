@@ -19,7 +19,7 @@ import pytest
 
 import minibroker as minibroker_package
 from minibroker.protocol.messages import MetadataRequest
-from minibroker.testing.process import start_broker
+from minibroker.testing.process import start_broker, stop_process
 from minibroker.testing.wire import WireClient
 from tests.helpers import unique_topic
 
@@ -139,14 +139,7 @@ class ServeProcess:
 
     def stop(self, timeout: float = 10.0) -> int:
         """SIGTERM, then SIGKILL after `timeout`; the exit code."""
-        if self.popen.poll() is None:
-            os.kill(self.pid, signal.SIGTERM)
-            try:
-                self.popen.wait(timeout)
-            except subprocess.TimeoutExpired:
-                os.kill(self.pid, signal.SIGKILL)
-                self.popen.wait(timeout)
-        return int(self.popen.returncode)
+        return stop_process(self.popen, timeout)
 
 
 def start_serve(*args: str, env: dict[str, str] | None = None, command: list[str] | None = None,
