@@ -256,6 +256,11 @@ class ConfigDef:
         return str(value)
 
 
+# KafkaConfig.validateValues: a limit of 0 per IP only makes sense with overrides that let some in
+ZERO_CONNECTIONS_PER_IP = ("requirement failed: max.connections.per.ip can be set to zero only if "
+                           "max.connections.per.ip.overrides property is set.")
+
+
 def _validate_connection_overrides(value: str) -> None:
     """`host:count,...`, as KafkaConfig reads it (CoreUtils.parseCsvMap, then an int per host)."""
     for item in filter(None, (part.strip() for part in value.split(","))):
@@ -521,6 +526,8 @@ class BrokerConfig:
         if 0 < queued < request_max:  # KafkaConfig.validateValues
             raise ConfigError("requirement failed: queued.max.request.bytes must be larger or equal to "
                               "socket.request.max.bytes")
+        if self["max.connections.per.ip"] == 0 and not self["max.connections.per.ip.overrides"]:
+            raise ConfigError(ZERO_CONNECTIONS_PER_IP)
         # the first node's id: `node.id`, or its older alias `broker.id`, else 0
         node_id = self.static["node.id"] if "node.id" in self.static else self.static.get("broker.id", 0)
         self._node_id = int(node_id)
@@ -733,6 +740,9 @@ class BrokerConfig:
                 if name.startswith("listener.name."):
                     raise ConfigError(f"minibroker does not implement listener-specific configs: {name}")
                 raise ConfigError(f"Unknown broker config name: {name}")
+        per_ip = parsed.get("max.connections.per.ip", self["max.connections.per.ip"])
+        if per_ip == 0 and not parsed.get("max.connections.per.ip.overrides", self["max.connections.per.ip.overrides"]):
+            raise KafkaError(ErrorCode.INVALID_REQUEST, ZERO_CONNECTIONS_PER_IP)
         for name, value in parsed.items():
             refuse_unsupported(known[name], value)
             if node_id not in (None, self._node_id) and known[name].support is Support.IMPLEMENTED:

@@ -225,6 +225,9 @@ REFUSALS = [
     ("0", "listeners", "PLAINTEXT://:19092", ErrorCode.INVALID_CONFIG,
      "minibroker does not implement listeners; it only accepts Kafka's default, 'PLAINTEXT://:9092' "
      "(minibroker listens where --host, --port and --ports say)"),
+    ("", "max.connections.per.ip", "0", ErrorCode.INVALID_REQUEST,
+     "requirement failed: max.connections.per.ip can be set to zero only if max.connections.per.ip.overrides "
+     "property is set."),
     ("", "max.connection.creation.rate", "10", ErrorCode.INVALID_CONFIG,
      "minibroker does not implement max.connection.creation.rate; it only accepts Kafka's default, '2147483647'"),
     ("0", "sasl.enabled.mechanisms", "PLAIN", ErrorCode.INVALID_CONFIG,

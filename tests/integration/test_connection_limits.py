@@ -74,6 +74,14 @@ def test_a_malformed_override_is_refused_at_start() -> None:
         BrokerThread(config={"max.connections.per.ip.overrides": "localhost:many"})
 
 
+def test_zero_connections_per_ip_without_overrides_is_refused_as_kafka_does() -> None:
+    with pytest.raises(ConfigError, match="requirement failed: max.connections.per.ip can be set to zero only if "
+                                          "max.connections.per.ip.overrides property is set."):
+        BrokerThread(config={"max.connections.per.ip": "0"})
+    with BrokerThread(config={"max.connections.per.ip": "0", "max.connections.per.ip.overrides": "localhost:1"}) as b:
+        assert answers(b.host, b.port)
+
+
 def test_an_idle_connection_is_closed_after_connections_max_idle_ms() -> None:
     clock = ManualClock(1_000_000)
     with BrokerThread(clock=clock, config={"connections.max.idle.ms": "60000"}) as broker:
