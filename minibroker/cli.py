@@ -170,22 +170,21 @@ def make_broker(args: argparse.Namespace, configs: dict[str, str]) -> Broker:
     from .server.broker import Broker
 
     ports = [int(p) for p in args.ports.split(",")] if args.ports else None
-    return Broker(host=args.host, port=args.port, config=configs,
-                  faults=parse_faults(args.fault), control_port=args.control_port, nodes=args.nodes, ports=ports,
+    return Broker(host=args.host, port=args.port, config=configs, nodes=args.nodes, ports=ports,
                   advertised_listeners=_parse_listeners(args.advertised_listeners),
                   advertised_host=args.advertised_host,
                   as_version=args.as_version, node_releases=_parse_node_profiles(args.node_profile))
 
 
-def _log_start(broker: Broker, configs: dict[str, str]) -> None:
+def _log_start(broker: Broker, configs: dict[str, str], control_port: int | None) -> None:
     """At INFO: every listener, the control port, and the configs that differ from their defaults."""
     first = broker.cluster.nodes[0]
     log.info("minibroker listening on %s:%d", first.bind_host, first.bind_port)  # start_broker waits for it
     for node in broker.cluster.nodes:
         log.info("minibroker node %d listening on %s:%d, advertised as %s:%d",
                  node.node_id, node.bind_host, node.bind_port, node.host, node.port)
-    if broker.control_port is not None:
-        log.info("minibroker control listening on %s:%d", broker.host, broker.control_port)
+    if control_port is not None:
+        log.info("minibroker control listening on %s:%d", broker.host, control_port)
     config = broker.cluster.config
     changed = []
     for name in configs:
@@ -197,10 +196,10 @@ def _log_start(broker: Broker, configs: dict[str, str]) -> None:
     log.info("minibroker non-default configs: %s", ", ".join(changed) or "none")
 
 
-def ready_event(broker: Broker) -> dict[str, Any]:
+def ready_event(broker: Broker, control_port: int | None = None) -> dict[str, Any]:
     """The ready signal: where clients connect, each node's bind and advertised address, the control port."""
     return {"event": "ready", "pid": os.getpid(), "bootstrap_servers": broker.bootstrap_servers,
-            "nodes": broker.listeners(), "control_port": broker.control_port, "version": version()}
+            "nodes": broker.listeners(), "control_port": control_port, "version": version()}
 
 
 def _write_ready_file(path: Path, text: str) -> None:
@@ -212,10 +211,21 @@ def _write_ready_file(path: Path, text: str) -> None:
 
 async def _serve(args: argparse.Namespace, configs: dict[str, str]) -> int:
     broker = make_broker(args, configs)
+    faults = parse_faults(args.fault)
+    control = control_server = control_port = None
+    if faults or args.control_port is not None:
+        from .testing.control import Control
+
+        control = Control.attach(broker, faults)
     await broker.start()
+    if control is not None and args.control_port is not None:
+        from .testing.control import serve_control
+
+        control_server = await serve_control(control, broker.host, args.control_port)
+        control_port = control_server.sockets[0].getsockname()[1]
     try:
-        _log_start(broker, configs)
-        line = json.dumps(ready_event(broker))
+        _log_start(broker, configs, control_port)
+        line = json.dumps(ready_event(broker, control_port))
         if args.ready_file is not None:
             _write_ready_file(args.ready_file, line + "\n")
         print(line, flush=True)
@@ -228,6 +238,8 @@ async def _serve(args: argparse.Namespace, configs: dict[str, str]) -> int:
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
     await stop.wait()
+    if control_server is not None:
+        control_server.close()
     await broker.stop()
     log.info("minibroker stopped")
     return 0

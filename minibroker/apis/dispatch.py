@@ -17,6 +17,7 @@ from ..core.cluster import Cluster, Node
 from ..core.pending import Pending
 from ..protocol.errors import KafkaError
 from ..protocol.messages import REQUESTS, RESPONSES, MalformedRequest, decode_request, request_parse_error
+from ..protocol.stored_batches import encode_with_stored_batches
 from . import API_MODULES, accepted_versions, api_versions
 from .context import CloseConnection, RequestContext
 
@@ -78,22 +79,40 @@ def parse_header(frame: memoryview) -> RequestHeader:
     return RequestHeader(api_key, api_version, correlation_id, client_id, pos)
 
 
-def encode_response(header: RequestHeader, response: Any, version: int | None = None) -> bytes:
-    """Frame a response: size, correlation id, header tagged fields when flexible, body."""
+def encode_response(header: RequestHeader, response: Any, version: int | None = None) -> Answer:
+    """Frame a response: size, correlation id, header tagged fields when flexible, body.
+
+    A response carrying stored record batches (an API module with `stored_batch_holders`, i.e. Fetch)
+    comes back as buffers, its batches not copied (protocol/stored_batches.py).
+    """
     version = header.api_version if version is None else version
     response_class = RESPONSES[header.api_key]
-    body = response.encode(version=version)
     # ApiVersions responses always use header v0 so any client can read them (KIP-511).
     flexible = header.api_key != api_versions.API_KEY and response_class.flexible_version_q(version)
+    holders = getattr(API_MODULES[header.api_key], "stored_batch_holders", None)
+    if holders is not None:
+        parts = encode_with_stored_batches(response, version, response_class.flexible_version_q(version),
+                                           holders(response))
+        if len(parts) > 1:
+            size = sum(len(part) for part in parts) + (5 if flexible else 4)
+            return [struct.pack(">ii", size, header.correlation_id) + (b"\x00" if flexible else b""), *parts]
+        body = parts[0]
+    else:
+        body = response.encode(version=version)
     head = struct.pack(">ii", len(body) + (5 if flexible else 4), header.correlation_id)
     return head + (b"\x00" if flexible else b"") + bytes(body)
+
+
+# A response frame: bytes, or buffers written back to back (a Fetch answer's stored batches are sent
+# as they are, never joined)
+Answer = bytes | list[bytes | bytearray | memoryview]
 
 
 @dataclass(slots=True)
 class Reply:
     """Send these bytes."""
 
-    data: bytes
+    data: Answer
 
 
 @dataclass(slots=True)
@@ -106,7 +125,7 @@ class Deferred:
     """Wait for `pending`, then send `encode(pending.result())`."""
 
     pending: Pending
-    encode: Callable[[Any], bytes | None]
+    encode: Callable[[Any], Answer | None]
 
 
 Outcome = Reply | NoReply | Deferred

@@ -12,8 +12,8 @@ from ..apis.releases import LATEST, release
 from ..core.clock import Clock
 from ..core.cluster import Cluster, Node
 from ..core.config import KIP1269_CONFIGS, BrokerConfig
-from ..testing.control import Control, Rule, serve_control
-from .connection import READ_BUFFER_SIZE, KafkaConnection
+from .adapter import READ_BUFFER_SIZE, ConnectionAdapter, Listener
+from .connection import RequestHook
 from .quotas import ConnectionQuotas, RequestMemory
 
 log = logging.getLogger("minibroker")
@@ -55,9 +55,6 @@ class Broker:
         port: int = 9092,
         config: dict[str, Any] | None = None,
         clock: Clock | None = None,
-        faults: list[Rule] | None = None,
-        control: bool = False,
-        control_port: int | None = None,
         nodes: int = 1,
         ports: list[int] | None = None,
         advertised_listeners: list[tuple[str, int]] | None = None,
@@ -71,8 +68,7 @@ class Broker:
         them every node advertises `advertised_host` (default: see `advertised_host_for`) and its own port.
         `as_version` makes every node speak as that Kafka release, `node_releases` (node id -> release)
         overrides it per node; see apis/releases.py.
-        `control=True` attaches test control (`self.control`, minibroker/testing/control.py); a
-        `control_port` (0: any free one) also serves it to other processes; `faults` are rules it starts with.
+        Test control registers on `request_hook` (`Control.attach(broker)`, minibroker/testing/control.py).
         """
         self.host = host
         self.port = port
@@ -102,12 +98,26 @@ class Broker:
         self._advertised_given = advertised_listeners is not None
         self._servers: list[asyncio.base_events.Server] = []
         self._ticker: asyncio.Task[None] | None = None
-        self._connections: set[KafkaConnection] = set()
-        self.control: Control | None = None
-        if control or control_port is not None or faults:
-            self.control = Control(self.cluster, self._connections, faults)
-        self.control_port = control_port
-        self._control_server: asyncio.base_events.Server | None = None
+        self._listeners: list[Listener] = []
+        self._request_hook: RequestHook | None = None
+
+    @property
+    def connections(self) -> list[ConnectionAdapter]:
+        """The open client connections of every node."""
+        return [connection for listener in self._listeners for connection in listener.connections]
+
+    @property
+    def request_hook(self) -> RequestHook | None:
+        """The observer told about every request (test control); see `server.connection.RequestHook`."""
+        return self._request_hook
+
+    @request_hook.setter
+    def request_hook(self, hook: RequestHook | None) -> None:
+        self._request_hook = hook
+        for listener in self._listeners:
+            listener.hook = hook
+            for connection in listener.connections:
+                connection.state.hook = hook
 
     @property
     def bootstrap_servers(self) -> str:
@@ -123,15 +133,16 @@ class Broker:
         """Bind every node's listener and start the clock ticks."""
         loop = asyncio.get_running_loop()
         # every connection of this broker reads into one buffer: they all run on this loop, and each
-        # takes its frames from it before the next read (see KafkaConnection)
+        # takes its frames from it before the next read (see ConnectionAdapter)
         read_buffer = bytearray(READ_BUFFER_SIZE)
         for node in self.cluster.nodes:
-            # per node, as each Kafka broker's SocketServer has its own
-            quotas = ConnectionQuotas(self.cluster.config)
-            request_memory = RequestMemory(self.cluster.config["queued.max.request.bytes"])
+            # quotas and request memory per node, as each Kafka broker's SocketServer has its own
+            listener = Listener(self.cluster, node, read_buffer, hook=self._request_hook,
+                                quotas=ConnectionQuotas(self.cluster.config),
+                                request_memory=RequestMemory(self.cluster.config["queued.max.request.bytes"]))
+            self._listeners.append(listener)
             server = await loop.create_server(
-                functools.partial(KafkaConnection, self.cluster, node, self._connections, self.control, read_buffer,
-                                  quotas, request_memory),
+                functools.partial(ConnectionAdapter, listener),
                 node.bind_host, node.bind_port or 0, reuse_address=True,
                 backlog=self.cluster.config["socket.listen.backlog.size"],
             )
@@ -145,9 +156,6 @@ class Broker:
                      "this machine and through published container ports; set the advertised host "
                      "(--advertised-host, MINIBROKER_ADVERTISED_HOST) or advertised listeners to change it",
                      self.host, self.cluster.nodes[0].host)
-        if self.control is not None and self.control_port is not None:
-            self._control_server = await serve_control(self.control, self.host, self.control_port)
-            self.control_port = self._control_server.sockets[0].getsockname()[1]
         self._ticker = asyncio.create_task(self._tick_forever())
 
     async def _tick_forever(self) -> None:
@@ -162,7 +170,7 @@ class Broker:
     def _close_idle_connections(self) -> None:
         """connections.max.idle.ms, as Kafka's Selector expires idle connections."""
         now_ms, max_idle_ms = self.cluster.clock.now_ms(), self.cluster.config["connections.max.idle.ms"]
-        for connection in list(self._connections):
+        for connection in self.connections:
             connection.close_if_idle(now_ms, max_idle_ms)
 
     async def stop(self) -> None:
@@ -171,15 +179,14 @@ class Broker:
             self._ticker.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._ticker
-        if self._control_server is not None:
-            self._control_server.close()
         for server in self._servers:
             server.close()
-        for connection in list(self._connections):
+        for connection in self.connections:
             connection.abort()
         for server in self._servers:
             await server.wait_closed()
         self._servers.clear()
+        self._listeners.clear()
 
     async def __aenter__(self) -> Broker:
         await self.start()

@@ -1,236 +1,295 @@
-"""One client connection: framing, and requests answered in arrival order."""
+"""One client connection as a sans-IO state machine (h11's model): bytes in, requests out; answers in, bytes out.
+
+No sockets, no event loop, no clock of its own. The asyncio adapter (`server/adapter.py`) feeds it
+what the socket read, asks it for the next request, hands it each answer and writes what it
+returns; everything that decides anything lives here, so it is tested with plain bytes
+(tests/unit/test_connection.py):
+
+- framing (`FrameReader`): a frame's memory grows as its bytes arrive, sizes outside
+  1..`socket.request.max.bytes` close the connection;
+- order: requests are handed out one at a time, in arrival order, and the next only after the
+  previous one was answered, so answers leave in arrival order even when one of them waits
+  (a Fetch long poll, a JoinGroup, an answer held by test control);
+- backpressure: requests that arrive while one is being answered are queued, up to
+  `max_queued_requests`; beyond that, or with `max_unsent_bytes` of answers the client has not
+  read, no more frames are taken and `reading_wanted` turns False (Kafka mutes a channel while a
+  request of it is in flight: a client never makes the broker hold more than a bounded amount);
+- `queued.max.request.bytes` (a frame held across reads reserves its size in the node's
+  `RequestMemory`) and `connections.max.idle.ms` (`idle_expired`).
+"""
 
 from __future__ import annotations
 
-import asyncio
-import logging
-import struct
-import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Final, Literal, Protocol
 
-from ..apis.context import CloseConnection
-from ..apis.dispatch import Deferred, NoReply, Reply, handle_frame
-from ..core.cluster import Cluster, Node
-from ..protocol.errors import KafkaError
-from ..protocol.messages import RESPONSES, api_name
-from ..testing.control import Control, Ticket
+from ..apis.dispatch import Adjust
 from .framing import FrameError, FrameReader
-from .quotas import ConnectionQuotas, RequestMemory
+from .quotas import RequestMemory
 
-log = logging.getLogger("minibroker.connection")
+# Producers pipeline 5-20 requests; Kafka handles one at a time per connection and reads no more
+# meanwhile. We read ahead a little further, so pipelining stays as fast, and no further:
+MAX_QUEUED_REQUESTS = 64  # requests received while an earlier one waits for its answer
+MAX_UNSENT_BYTES = 4 * 1024 * 1024  # answers handed to the connection that the client has not taken
 
-READ_BUFFER_SIZE = 256 * 1024  # one per broker, shared by its connections: reads land here
-# A connection whose client does not read its answers stops being read (Kafka mutes a connection
-# while one request of it is in flight; producers pipeline 5-20 requests, so more are allowed here):
-MAX_QUEUED_REQUESTS = 64  # decoded requests waiting for an earlier answer
-MAX_UNSENT_BYTES = 4 * 1024 * 1024  # answers not yet taken by the client's socket
-_HEADER = struct.Struct(">hhih")  # api key, api version, correlation id, client id length
-_API_VERSIONS = 18
+Buffers = Sequence[bytes | bytearray | memoryview]  # one answer as buffers written back to back
 
 
-def _first_error(value: object) -> int:
-    """The first non-zero `error_code` in a decoded response: its own, then its fields' in order."""
-    code = getattr(value, "error_code", 0)
-    if code:
-        return int(code)
-    for name in getattr(type(value), "fields", ()):
-        items = getattr(value, name)
-        if isinstance(items, list):
-            for item in items:
-                code = _first_error(item)
-                if code:
-                    return code
-    return 0
+@dataclass(frozen=True, slots=True)
+class DropConnection:
+    """A hook's verdict on an answer: close the connection instead of sending it."""
+
+    reason: str
 
 
-def _error_code(api_key: int, api_version: int, data: bytes) -> int | str:
-    """The error a response frame reports (see `_first_error`), "?" if it does not decode. DEBUG logging only."""
-    if api_key == _API_VERSIONS:
-        # every version starts with the error code, and an unsupported version is answered at v0 (KIP-511)
-        return int(struct.unpack_from(">h", data, 8)[0])
-    try:
-        response_class = RESPONSES[api_key]
-        body = 9 if response_class.flexible_version_q(api_version) else 8  # size, correlation id, tagged fields
-        return _first_error(response_class.decode(data[body:], version=api_version))
-    except Exception:
-        return "?"
+SEND: Final = "send"  # a hook's verdict on an answer: send it now
+LATER: Final = "later"  # the hook keeps the answer and calls `send` when it should go (later ones wait behind it)
+AnswerVerdict = Literal["send", "later"] | DropConnection
 
 
-def _call_after(seconds: float, callback: Callable[[], None]) -> None:
-    """Call back no sooner than `seconds` from now (the loop's timers may fire a little early)."""
-    deadline = time.monotonic() + seconds
-    loop = asyncio.get_running_loop()
+class RequestHook(Protocol):
+    """What the server tells an observer about each request, in order; test control registers one (testing/).
 
-    def check() -> None:
-        remaining = deadline - time.monotonic()
-        if remaining > 0:
-            loop.call_later(remaining, check)
-        else:
-            callback()
-
-    loop.call_later(seconds, check)
-
-
-class KafkaConnection(asyncio.BufferedProtocol):
-    """Reads size-prefixed frames and answers each request, in order.
-
-    Reads land in the broker's one shared read buffer; frames that arrive whole are handled
-    straight from it and only an incomplete one is kept by the connection (`FrameReader`), so an
-    idle connection holds a few hundred bytes and a frame's memory grows as its bytes arrive.
-    Beyond MAX_QUEUED_REQUESTS waiting requests or MAX_UNSENT_BYTES of answers the client has
-    not read, the connection takes no more frames and its socket is not read until it catches up.
+    `request_seen`: a request's bytes have all arrived (it may wait behind others before it is
+    handled); the token it returns comes back in every later call about that request.
+    `before_handling`: an `Adjust` that answers instead of the API or changes its answer, or None.
+    `answer_ready`: the answer is about to be sent: SEND, LATER (the hook calls `send` itself), or
+    DropConnection. `answer_sent`: the answer was handed to the socket, or the connection closed first.
     """
+
+    def request_seen(self, frame: memoryview | bytes, node_id: int) -> Any: ...
+
+    def before_handling(self, token: Any) -> Adjust | None: ...
+
+    def answer_ready(self, token: Any, send: Callable[[], None]) -> AnswerVerdict: ...
+
+    def answer_sent(self, token: Any) -> None: ...
+
+
+@dataclass(slots=True)
+class Request:
+    """A complete request frame (without its size) and its hook token.
+
+    `frame` may point into the buffer last given to `receive_data`: handle it before the next one.
+    """
+
+    frame: memoryview | bytes
+    token: Any = None
+
+
+@dataclass(slots=True)
+class Closed:
+    """The connection must close; `reason` goes into the log line."""
+
+    reason: str
+
+
+class _Sentinel:
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+NEED_DATA = _Sentinel("NEED_DATA")  # no complete request: read more
+PAUSED = _Sentinel("PAUSED")  # a request is being answered, or the client is not reading its answers
+
+Event = Request | Closed | _Sentinel
+
+
+class Connection:
+    """The state of one client connection; see the module docstring."""
 
     def __init__(
         self,
-        cluster: Cluster,
-        node: Node,
-        registry: set[KafkaConnection] | None = None,
-        control: Control | None = None,
-        read_buffer: bytearray | None = None,
-        quotas: ConnectionQuotas | None = None,
+        max_frame_bytes: int,
+        now_ms: Callable[[], int],
+        node_id: int = 0,
+        hook: RequestHook | None = None,
         request_memory: RequestMemory | None = None,
+        on_memory_freed: Callable[[], None] | None = None,
+        max_queued_requests: int = MAX_QUEUED_REQUESTS,
+        max_unsent_bytes: int = MAX_UNSENT_BYTES,
     ) -> None:
-        self.cluster = cluster
-        self.control = control
-        self._registry = registry if registry is not None else set()
-        self.node = node
-        self.transport: asyncio.Transport | None = None
-        self.peer = "?"
-        self.client_host = ""
-        self._quotas = quotas
+        self._reader = FrameReader(max_frame_bytes)
+        self._now_ms = now_ms
+        self.node_id = node_id
+        self.hook = hook
+        self.max_queued_requests = max_queued_requests
+        self.max_unsent_bytes = max_unsent_bytes
+        self._queued: deque[Request] = deque()  # arrived while an earlier request was being answered
+        self._answering: Request | None = None  # handed out, not answered yet
+        self._out: list[bytes | bytearray | memoryview] = []  # answers not yet taken by data_to_send
+        self._out_bytes = 0
+        self._sent_tokens: list[Any] = []  # hook tokens whose answers are in _out
+        self.socket_buffered = 0  # answer bytes the socket still holds (told by the adapter)
+        self.socket_paused = False  # the socket's write buffer is above its high-water mark
         self._request_memory = request_memory
+        self._on_memory_freed = on_memory_freed
         self._reserved = 0  # of request_memory, for the frame being received
         self._memory_blocked = False
-        self._admitted_ip: str | None = None  # counted by the quotas until the connection closes
-        self.last_active_ms = cluster.clock.now_ms()  # for connections.max.idle.ms
-        self._read_buffer = memoryview(read_buffer if read_buffer is not None else bytearray(READ_BUFFER_SIZE))
-        self._reader = FrameReader(cluster.config["socket.request.max.bytes"])
-        self._reading = True
-        self._write_paused = False
-        self._out_bytes = 0
-        self._backlog: deque[bytes] = deque()
-        self._waiting = False  # a deferred answer is outstanding; later requests queue up
-        self._closed = False
-        self._timer: asyncio.TimerHandle | None = None
-        self._out: list[bytes] = []  # responses gathered while one read burst is handled
-        # with test control: requests not yet handled, and requests not yet answered (both in arrival order)
-        self._unhandled: deque[Ticket] = deque()
-        self._unanswered: deque[Ticket] = deque()
-        # with DEBUG logging (decided once per connection, so it costs nothing otherwise): requests not yet
-        # answered as (received at, api key, api version, correlation id, client id), and how many were
-        self._log_requests = False
-        self._logged: deque[tuple[float, int, int, int, str | None]] = deque()
-        self._served = 0
+        self.closed_reason: str | None = None
+        self.last_active_ms = now_ms()
+        self.requests_answered = 0
 
-    # -- asyncio callbacks -------------------------------------------------
+    # -- state -------------------------------------------------------------------------------
 
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self.transport = transport  # type: ignore[assignment]  # uvloop's transports are not subclasses
-        self._registry.add(self)
-        peer = transport.get_extra_info("peername")
-        self.peer = f"{peer[0]}:{peer[1]}" if peer else "?"
-        self.client_host = f"/{peer[0]}" if peer else ""  # Kafka shows hosts as "/127.0.0.1"
-        if self._quotas is not None and peer:
-            refused = self._quotas.admit(peer[0])
-            if refused is not None:
-                # SocketServer's wording; the count tells how many were refused since start-up
-                log.info("Rejected connection from /%s, %s; %d refused so far", peer[0], refused,
-                         self._quotas.rejected)
-                self._closed = True
-                transport.close()
-                return
-            self._admitted_ip = peer[0]
-        self._log_requests = log.isEnabledFor(logging.DEBUG)
-        if self._log_requests:
-            log.debug("connection from %s opened on node %d", self.peer, self.node.node_id)
+    @property
+    def closed(self) -> bool:
+        return self.closed_reason is not None
 
-    def connection_lost(self, exc: Exception | None) -> None:
-        self._release_request_memory()
-        if self._quotas is not None and self._admitted_ip is not None:
-            self._quotas.release(self._admitted_ip)
-            self._admitted_ip = None
-        if self._log_requests:
-            log.debug("connection from %s closed after %d requests", self.peer, self._served)
-        self._registry.discard(self)
-        self._closed = True
-        self._backlog.clear()
-        self._forget_tickets()
-        if self._timer is not None:
-            self._timer.cancel()
+    @property
+    def answering(self) -> bool:
+        """A request was handed out and its answer has not been given yet."""
+        return self._answering is not None
 
-    def drop(self, reason: str) -> None:
-        """Close the connection now; requests not yet answered never will be (test control)."""
-        self._close(reason)
+    @property
+    def queued_requests(self) -> int:
+        return len(self._queued)
 
-    def abort(self) -> None:
-        """Drop the connection at once (broker shutdown)."""
-        self._closed = True
-        if self.transport is not None:
-            self.transport.abort()
+    @property
+    def unsent_bytes(self) -> int:
+        """Answer bytes the client has not taken: given here and not yet written, or still in the socket."""
+        return self._out_bytes + self.socket_buffered
 
-    def pause_writing(self) -> None:
-        self._write_paused = True
+    @property
+    def buffered_bytes(self) -> int:
+        """Request bytes held: frames queued, and bytes of frames not yet split or complete."""
+        return sum(len(request.frame) for request in self._queued) + self._reader.buffered
 
-    def resume_writing(self) -> None:
-        self._write_paused = False
-        self._pump()
+    @property
+    def reserved_request_bytes(self) -> int:
+        """What the frame being received holds of the node's `queued.max.request.bytes`."""
+        return self._reserved
 
-    def get_buffer(self, sizehint: int) -> memoryview:
-        return self._read_buffer
-
-    def close_if_idle(self, now_ms: int, max_idle_ms: int) -> bool:
-        """Close the connection when nothing moved on it for `max_idle_ms` and no request waits for an answer."""
-        if self._closed or self._waiting or self._backlog or now_ms - self.last_active_ms <= max_idle_ms:
-            return False
-        self._close(f"idle for more than {max_idle_ms} ms (connections.max.idle.ms)")
-        return True
-
-    def buffer_updated(self, nbytes: int) -> None:
-        self.last_active_ms = self.cluster.clock.now_ms()
-        self._reader.feed(self._read_buffer[:nbytes])
-        self._pump()
-        self._reader.keep_unread()  # the read buffer is shared: keep what was not taken
-
-    # -- framing and backpressure ------------------------------------------------
-
-    def _may_take(self) -> bool:
+    @property
+    def may_take_frames(self) -> bool:
         """Whether the client may have another request decoded: it is reading what it was sent."""
-        if self._write_paused or len(self._backlog) >= MAX_QUEUED_REQUESTS:
-            return False
-        unsent = self._out_bytes + (self.transport.get_write_buffer_size() if self.transport is not None else 0)
-        return unsent < MAX_UNSENT_BYTES
+        return (not self.closed and not self.socket_paused and len(self._queued) < self.max_queued_requests
+                and self.unsent_bytes < self.max_unsent_bytes)
 
-    def _pump(self) -> None:
-        """Handle the frames that have arrived and send their answers, as far as the bounds allow.
+    @property
+    def reading_wanted(self) -> bool:
+        """Whether the adapter should read the socket now."""
+        return self.may_take_frames and not self._memory_blocked
 
-        Answers are gathered and written once per round (one syscall for pipelined requests); a
-        round that stopped at MAX_UNSENT_BYTES goes on once the socket took the answers.
-        """
-        while not self._closed:
-            self._take_frames()
-            answered = bool(self._out)
-            self._flush()
-            if not answered or not self._may_take():
-                break
-        self._update_reading()
+    def idle_expired(self, now_ms: int, max_idle_ms: int) -> bool:
+        """`connections.max.idle.ms`: nothing moved for longer and no request waits for an answer."""
+        return (not self.closed and self._answering is None and not self._queued
+                and now_ms - self.last_active_ms > max_idle_ms)
 
-    def _take_frames(self) -> None:
-        while not self._closed and self._may_take():
-            try:
-                frame = self._reader.next_frame()
-            except FrameError as exc:
-                self._close(str(exc))
-                return
+    # -- bytes in, requests out --------------------------------------------------------------------
+
+    def receive_data(self, data: bytes | bytearray | memoryview) -> None:
+        """Bytes read from the socket. They are borrowed until `keep_unread()`; call it before reusing them."""
+        if self.closed:
+            return
+        self.last_active_ms = self._now_ms()
+        self._reader.feed(data)
+
+    def keep_unread(self) -> None:
+        """Copy what was received and not taken yet, so the adapter may reuse its read buffer."""
+        self._reader.keep_unread()
+
+    def next_event(self) -> Event:
+        """The next request to handle, NEED_DATA, PAUSED, or Closed for a frame Kafka would refuse."""
+        if self.closed:
+            return Closed(self.closed_reason or "closed")
+        if self._answering is not None:
+            self._queue_arrived()
+            return Closed(self.closed_reason) if self.closed_reason is not None else PAUSED
+        if self._queued:
+            self._answering = self._queued.popleft()
+            return self._answering
+        if not self.may_take_frames:
+            return PAUSED
+        frame = self._take_frame()
+        if frame is None:
+            return Closed(self.closed_reason) if self.closed_reason is not None else NEED_DATA
+        self._answering = Request(frame, self._seen(frame))
+        return self._answering
+
+    def _take_frame(self) -> memoryview | None:
+        try:
+            frame = self._reader.next_frame()
+        except FrameError as exc:
+            self.close(str(exc))
+            return None
+        if frame is None:
+            self._reserve_request_memory()
+        elif self._reserved and not self._reader.receiving:
+            self._release_request_memory()
+        return frame
+
+    def _queue_arrived(self) -> None:
+        """Take the frames that arrived behind the one being answered (copied: the read buffer is reused)."""
+        while self.may_take_frames:
+            frame = self._take_frame()
             if frame is None:
-                self._reserve_request_memory()
-                break
-            self._on_frame(frame)
-            if self._reserved and not self._reader.receiving:
-                self._release_request_memory()
+                return
+            self._queued.append(Request(bytes(frame), self._seen(frame)))
 
-    # -- queued.max.request.bytes ------------------------------------------------
+    def _seen(self, frame: memoryview) -> Any:
+        return self.hook.request_seen(frame, self.node_id) if self.hook is not None else None
+
+    # -- answers in, bytes out -------------------------------------------------------------------
+
+    def send_answer(self, answer: bytes | Buffers | None) -> None:
+        """The answer to the request handed out last: bytes, buffers written back to back, or None (acks=0)."""
+        request, self._answering = self._answering, None
+        if request is None:
+            raise RuntimeError("send_answer without a request being answered")
+        self.requests_answered += 1
+        if self.closed:
+            return
+        if answer is None:
+            self._answer_sent(request.token)
+            return
+        if isinstance(answer, bytes | bytearray | memoryview):
+            self._out.append(answer)
+            self._out_bytes += len(answer)
+        else:
+            self._out.extend(answer)
+            self._out_bytes += sum(len(part) for part in answer)
+        if self.hook is not None:
+            self._sent_tokens.append(request.token)
+
+    def data_to_send(self) -> list[bytes | bytearray | memoryview]:
+        """The answer bytes given since the last call, as buffers to write in order (empty: nothing)."""
+        if not self._out:
+            return []
+        out, self._out, self._out_bytes = self._out, [], 0
+        self.last_active_ms = self._now_ms()
+        tokens, self._sent_tokens = self._sent_tokens, []
+        for token in tokens:
+            self._answer_sent(token)
+        return out
+
+    def _answer_sent(self, token: Any) -> None:
+        if self.hook is not None:
+            self.hook.answer_sent(token)
+
+    # -- closing -------------------------------------------------------------------------------
+
+    def close(self, reason: str) -> None:
+        """No more requests are taken; those not answered never will be (their tokens are given back)."""
+        if self.closed:
+            return
+        self.closed_reason = reason
+        self._release_request_memory()
+        pending = [request.token for request in self._queued]
+        if self._answering is not None:
+            pending.insert(0, self._answering.token)
+        self._queued.clear()
+        if self.hook is not None:
+            for token in [*self._sent_tokens, *pending]:
+                self.hook.answer_sent(token)
+        self._sent_tokens = []
+
+    # -- queued.max.request.bytes ----------------------------------------------------------------
 
     def _reserve_request_memory(self) -> None:
         """A frame has started arriving: hold its declared size in the pool, or stop reading until there is room."""
@@ -249,181 +308,8 @@ class KafkaConnection(asyncio.BufferedProtocol):
             self._request_memory.release(reserved)
 
     def _memory_freed(self) -> None:
-        if self._closed:
+        if self.closed:
             return
         self._reserve_request_memory()
-        self._update_reading()
-
-    def _update_reading(self) -> None:
-        wanted = not self._closed and self._may_take() and not self._memory_blocked
-        if wanted != self._reading and self.transport is not None and not self._closed:
-            self._reading = wanted
-            if wanted:
-                self.transport.resume_reading()
-            else:
-                self.transport.pause_reading()
-
-    # -- the pipeline --------------------------------------------------------
-
-    def _on_frame(self, frame: bytes | memoryview) -> None:
-        if self._log_requests:
-            self._note_request(frame)
-        if self.control is not None and not self._closed:
-            ticket = self.control.on_request(frame, self.node.node_id)
-            self._unhandled.append(ticket)
-            self._unanswered.append(ticket)
-        if self._waiting or self._backlog:
-            self._backlog.append(bytes(frame))  # the scratch will be reused: keep a copy
-            return
-        self._process(frame)
-
-    def _process(self, frame: bytes | memoryview) -> None:
-        if self._closed:
-            return
-        ticket = self._unhandled.popleft() if self.control is not None else None
-        try:
-            adjust = self.control.adjuster(ticket) if self.control is not None and ticket is not None else None
-            outcome = handle_frame(memoryview(frame), self.cluster, self.node, self.client_host, adjust)
-        except CloseConnection as exc:
-            self._close(str(exc))
-            return
-        except KafkaError as exc:
-            self._close(f"refused: {exc.code.name}: {exc.message}")
-            return
-        except Exception as exc:
-            # one line at INFO like every close; the traceback only with --log-level DEBUG
-            log.debug("request from %s failed", self.peer, exc_info=True)
-            self._close(f"internal error: {type(exc).__name__}: {exc}")
-            return
-        if self.control is not None and ticket is not None and not isinstance(outcome, NoReply):
-            rule = self.control.after_handling(ticket)
-            if rule is not None and rule.action == "drop":
-                self._close(f"fault injection: dropped the response to api key {rule.api_key}")
-                return
-            if isinstance(outcome, Reply) and rule is not None:
-                log.info("fault injection: delaying a response to %s by %d ms", self.peer, rule.delay_ms)
-                self._postpone(outcome.data, lambda send: _call_after(rule.delay_ms / 1000, send))
-                return
-            if isinstance(outcome, Reply) and self.control.must_hold(ticket):
-                control = self.control
-                self._postpone(outcome.data, lambda send: control.park(ticket, send))
-                return
-        if isinstance(outcome, Reply):
-            self._respond(outcome.data)
-        elif isinstance(outcome, NoReply):
-            self._respond(None)
-        elif isinstance(outcome, Deferred):
-            self._wait_for(outcome)
-
-    def _postpone(self, data: bytes, schedule: Callable[[Callable[[], None]], object]) -> None:
-        """Send `data` when `schedule` calls back; later requests on this connection wait their turn."""
-        self._waiting = True
-
-        def send() -> None:
-            if self._closed:
-                return
-            self._waiting = False
-            self._respond(data)
-            while self._backlog and not self._waiting and not self._closed:
-                self._process(self._backlog.popleft())
-            self._pump()  # and the frames held back while the backlog was full
-
-        schedule(send)
-
-    def _wait_for(self, deferred: Deferred) -> None:
-        self._waiting = True
-        pending = deferred.pending
-        loop = asyncio.get_running_loop()
-        delay = max(pending.deadline_ms - self.cluster.clock.now_ms(), 0) / 1000
-        self._timer = loop.call_later(delay, pending.complete)
-
-        def finished(_pending: object) -> None:
-            if self._timer is not None:
-                self._timer.cancel()
-                self._timer = None
-            # Answer from the loop, never from inside the append that woke us.
-            loop.call_soon(self._answer_deferred, deferred)
-
-        pending.add_done_callback(finished)
-
-    def _answer_deferred(self, deferred: Deferred) -> None:
-        self._waiting = False
-        if self._closed:
-            return
-        try:
-            data = deferred.encode(deferred.pending.result())
-        except Exception as exc:
-            log.debug("building a deferred response for %s failed", self.peer, exc_info=True)
-            self._close(f"internal error: {type(exc).__name__}: {exc}")
-            return
-        self._respond(data)
-        while self._backlog and not self._waiting and not self._closed:
-            self._process(self._backlog.popleft())
-        self._pump()  # and the frames held back while the backlog was full
-
-    def _respond(self, data: bytes | None) -> None:
-        """The answer to the oldest unanswered request (None: it gets none, as acks=0 Produce)."""
-        if self._log_requests:
-            self._log_answer(data)
-        if self._unanswered and self.control is not None:
-            self.control.on_answered(self._unanswered.popleft())
-        if data is not None:
-            self._out.append(data)
-            self._out_bytes += len(data)
-
-    # -- the request log (DEBUG) -------------------------------------------------
-
-    def _note_request(self, frame: bytes | memoryview) -> None:
-        """Remember when a request arrived and what it is, for its line in the log once answered."""
-        received = time.perf_counter()
-        if len(frame) < _HEADER.size:
-            self._logged.append((received, -1, -1, -1, None))  # the connection closes on it; never logged
-            return
-        api_key, api_version, correlation_id, client_len = _HEADER.unpack_from(frame, 0)
-        client_id = None
-        if client_len >= 0:
-            client_id = bytes(frame[_HEADER.size : _HEADER.size + client_len]).decode("utf-8", "replace")
-        self._logged.append((received, api_key, api_version, correlation_id, client_id))
-
-    def _log_answer(self, data: bytes | None) -> None:
-        """One line for the oldest request: who asked what, how long the answer took, the error it reports."""
-        if not self._logged:
-            return
-        received, api_key, api_version, correlation_id, client_id = self._logged.popleft()
-        self._served += 1
-        latency_ms = (time.perf_counter() - received) * 1000
-        error: int | str = "none" if data is None else _error_code(api_key, api_version, data)
-        try:
-            name = api_name(api_key)
-        except KeyError:
-            name = f"API_{api_key}"
-        log.debug("request from %s client_id=%s api=%s v%d correlation_id=%d latency_ms=%.3f error_code=%s",
-                  self.peer, client_id, name, api_version, correlation_id, latency_ms, error)
-
-    def _forget_tickets(self) -> None:
-        """The connection is gone: its requests are no longer outstanding."""
-        if self.control is not None:
-            while self._unanswered:
-                self.control.on_answered(self._unanswered.popleft())
-        self._unhandled.clear()
-
-    def _flush(self) -> None:
-        """Send what was gathered: one write (one syscall) for a burst of pipelined answers."""
-        if not self._out:
-            return
-        out, self._out = self._out, []
-        self._out_bytes = 0
-        self.last_active_ms = self.cluster.clock.now_ms()
-        if self.transport is not None and not self._closed:
-            self.transport.write(out[0] if len(out) == 1 else b"".join(out))
-
-    def _close(self, reason: str) -> None:
-        if self._closed:
-            return
-        log.info("closing connection from %s: %s", self.peer, reason)
-        self._flush()
-        self._closed = True
-        self._backlog.clear()
-        self._forget_tickets()
-        if self.transport is not None:
-            self.transport.close()
+        if self._on_memory_freed is not None:
+            self._on_memory_freed()

@@ -1,8 +1,9 @@
 """Test control of a running broker: hold, delay, drop and fail requests, move leaders, count in-flight Produce.
 
-`Control` is the in-process surface (`broker.control`, with `Broker(control=True)`).
-The same operations reach a broker in another process through a line-based JSON
-listener (`minibroker serve --control-port 0`) and `ControlClient`:
+`Control` is the in-process surface (`control = Control.attach(broker)`); it registers on the
+server's request hook (`Broker.request_hook`, see server/connection.py). The same operations
+reach a broker in another process through a line-based JSON listener
+(`minibroker serve --control-port 0`) and `ControlClient`:
 
     control = ControlClient("127.0.0.1", port)
     control.hold("events", 0)          # Produce answers for events-0 wait ...
@@ -25,6 +26,7 @@ import inspect
 import json
 import logging
 import socket
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -33,10 +35,11 @@ from ..apis import API_MODULES, produce
 from ..apis.dispatch import Adjust
 from ..protocol.errors import ErrorCode
 from ..protocol.messages import REQUESTS, RESPONSES
+from ..server.connection import LATER, SEND, AnswerVerdict, DropConnection
 
 if TYPE_CHECKING:
     from ..core.cluster import Cluster
-    from ..server.connection import KafkaConnection
+    from ..server.broker import Broker
 
 log = logging.getLogger("minibroker.control")
 
@@ -156,15 +159,22 @@ class Ticket:
 class Control:
     """What tests can do to a running broker, in process. Every public method is also a remote operation."""
 
-    def __init__(self, cluster: Cluster, connections: set[KafkaConnection], rules: list[Rule] | None = None) -> None:
-        self.cluster = cluster
-        self.connections = connections
+    def __init__(self, broker: Broker, rules: list[Rule] | None = None) -> None:
+        self.broker = broker
+        self.cluster: Cluster = broker.cluster
         self.rules: list[Rule] = list(rules or [])
         # outstanding Produce requests per (topic, partition, node), and the most at once; node None: all nodes
         self._outstanding: dict[tuple[str, int, int | None], int] = {}
         self._most: dict[tuple[str, int, int | None], int] = {}
         self._holding: set[TopicPartition] = set()
         self._held: list[tuple[list[TopicPartition], Callable[[], None]]] = []
+
+    @classmethod
+    def attach(cls, broker: Broker, rules: list[Rule] | None = None) -> Control:
+        """Test control of `broker`, registered on its request hook; `rules` are the ones it starts with."""
+        control = cls(broker, rules)
+        broker.request_hook = control
+        return control
 
     # -- operations ---------------------------------------------------------------------------
 
@@ -204,7 +214,7 @@ class Control:
 
     def drop_connections(self, node: int | None = None) -> int:
         """Close every client connection (or those of one node) now; returns how many."""
-        chosen = [c for c in list(self.connections) if node is None or c.node.node_id == node]
+        chosen = [c for c in self.broker.connections if node is None or c.node.node_id == node]
         for connection in chosen:
             connection.drop("test control dropped the connection")
         return len(chosen)
@@ -243,9 +253,9 @@ class Control:
     OPERATIONS = ("hold", "release", "inject_error", "delay", "drop", "drop_connections", "move_leader",
                   "in_flight", "reset_in_flight", "clear", "status")
 
-    # -- the server's hooks ----------------------------------------------------------------------
+    # -- the server's request hook (server.connection.RequestHook) --------------------------------
 
-    def on_request(self, frame: memoryview | bytes, node_id: int) -> Ticket:
+    def request_seen(self, frame: memoryview | bytes, node_id: int) -> Ticket:
         """A request arrived at a node: note which partitions it carries and count it as outstanding."""
         api_key = int.from_bytes(bytes(frame[:2]), "big", signed=True)
         ticket = Ticket(api_key, node_id)
@@ -264,22 +274,29 @@ class Control:
                 self._forget_if_spent(rule)
         return ticket
 
-    def on_answered(self, ticket: Ticket) -> None:
+    def answer_sent(self, ticket: Ticket) -> None:
         """Its response was written, or its connection closed."""
         for topic, partition in ticket.partitions:
             for key in ((topic, partition, None), (topic, partition, ticket.node_id)):
                 self._outstanding[key] = self._outstanding.get(key, 1) - 1
 
-    def after_handling(self, ticket: Ticket) -> Rule | None:
-        """The delay or drop rule that applies to this answer, if any."""
+    def answer_ready(self, ticket: Ticket, send: Callable[[], None]) -> AnswerVerdict:
+        """A delay or drop rule that applies to this answer, or a held partition, keeps it from going out now."""
         for rule in list(self.rules):
             if rule.action in ("delay", "drop") and rule.matches(ticket) and rule.fire():
                 self._forget_if_spent(rule)
-                return rule
-        return None
+                if rule.action == "drop":
+                    return DropConnection(f"fault injection: dropped the response to api key {rule.api_key}")
+                log.info("fault injection: delaying a response on node %d by %d ms", ticket.node_id, rule.delay_ms)
+                _call_after(rule.delay_ms / 1000, send)
+                return LATER
+        if ticket.api_key == PRODUCE and self._still_held(ticket.partitions):
+            self._held.append((ticket.partitions, send))  # until its partitions are released
+            return LATER
+        return SEND
 
-    def adjuster(self, ticket: Ticket) -> Adjust | None:
-        """For handle_frame: how this request's injected errors change its handling, if it has any."""
+    def before_handling(self, ticket: Ticket) -> Adjust | None:
+        """How this request's injected errors change its handling, if it has any."""
         if not ticket.errors:
             return None
 
@@ -336,13 +353,6 @@ class Control:
             return produce.DEFAULT_BATCHES_TO_RETAIN
         return self.cluster.batches_to_retain(topic.partitions[index])
 
-    def must_hold(self, ticket: Ticket) -> bool:
-        return ticket.api_key == PRODUCE and self._still_held(ticket.partitions)
-
-    def park(self, ticket: Ticket, send: Callable[[], None]) -> None:
-        """Keep a held answer until its partitions are released."""
-        self._held.append((ticket.partitions, send))
-
     def _still_held(self, partitions: list[TopicPartition]) -> bool:
         return any(tp in self._holding for tp in partitions)
 
@@ -371,6 +381,21 @@ class Control:
                 name = topic_data.name
             found.extend((name, data.index) for data in topic_data.partition_data)
         return found
+
+
+def _call_after(seconds: float, callback: Callable[[], None]) -> None:
+    """Call back no sooner than `seconds` from now (the loop's timers may fire a little early)."""
+    deadline = time.monotonic() + seconds
+    loop = asyncio.get_running_loop()
+
+    def check() -> None:
+        remaining = deadline - time.monotonic()
+        if remaining > 0:
+            loop.call_later(remaining, check)
+        else:
+            callback()
+
+    loop.call_later(seconds, check)
 
 
 # -- reaching a broker in another process -------------------------------------------------------------

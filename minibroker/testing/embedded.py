@@ -30,6 +30,7 @@ from .admin import TopicAdmin
 if TYPE_CHECKING:
     from ..core.cluster import Cluster
     from ..server.broker import Broker
+    from .control import Rule
 
 T = TypeVar("T")
 CALL_TIMEOUT_S = 30.0
@@ -46,8 +47,7 @@ class ControlOnThread:
 
         if op not in Control.OPERATIONS:
             raise AttributeError(op)
-        control = self._owner.broker.control
-        method = getattr(control, op)
+        method = getattr(self._owner.broker_control, op)
 
         def operation(*args: Any, **kwargs: Any) -> Any:
             return self._owner.call(method, *args, **kwargs)
@@ -64,16 +64,17 @@ class ControlOnThread:
 class BrokerThread:
     """A started-on-demand `Broker` (test control on) running on a daemon thread; a context manager.
 
-    Keyword arguments are `Broker`'s (config, nodes, as_version, node_releases, clock, faults, ...);
-    the port defaults to 0, any free one.
+    Keyword arguments are `Broker`'s (config, nodes, as_version, node_releases, clock, ...), and `faults`:
+    test-control rules to start with (minibroker/testing/faults.py); the port defaults to 0, any free one.
     """
 
-    def __init__(self, port: int = 0, **options: Any) -> None:
+    def __init__(self, port: int = 0, faults: list[Rule] | None = None, **options: Any) -> None:
         from ..server.broker import Broker
+        from .control import Control
 
-        options.setdefault("control", True)
         # Built here, not on the thread, so a bad config raises ConfigError in the caller.
         self.broker: Broker = Broker(port=port, **options)
+        self.broker_control = Control.attach(self.broker, faults)  # runs on the broker's thread: use .control
         self.control = ControlOnThread(self)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None

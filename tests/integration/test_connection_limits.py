@@ -180,7 +180,7 @@ def test_queued_max_request_bytes_holds_back_a_frame_until_memory_is_free() -> N
 
 
 def reserved(broker: BrokerThread) -> int:
-    return sum(connection._reserved for connection in broker.broker._connections)
+    return sum(connection.state.reserved_request_bytes for connection in broker.broker.connections)
 
 
 def wait_until(condition: Callable[[], bool], timeout: float = 10.0) -> None:

@@ -12,7 +12,7 @@ from minibroker.protocol import records
 from minibroker.protocol.errors import ErrorCode
 from minibroker.protocol.messages import InitProducerIdRequest, MetadataRequest, ProduceRequest
 from minibroker.server.broker import Broker
-from minibroker.testing.control import ControlError
+from minibroker.testing.control import Control, ControlError
 from minibroker.testing.process import start_broker
 from minibroker.testing.wire import WireClient
 from tests.helpers import unique_topic
@@ -181,14 +181,14 @@ def test_garbage_on_the_control_port_gets_an_error_line(controlled):
 
 
 async def test_in_process_control_of_an_embedded_broker():
-    async with Broker(port=0, control=True) as broker:
-        assert broker.control is not None
+    async with Broker(port=0) as broker:
+        control = Control.attach(broker)
         from minibroker.client import KafkaClient
 
         client = KafkaClient(broker.bootstrap_servers)
         await client.start()
         try:
-            broker.control.inject_error("init_producer_id", error_code=ErrorCode.NOT_COORDINATOR)
+            control.inject_error("init_producer_id", error_code=ErrorCode.NOT_COORDINATOR)
             request = InitProducerIdRequest(transactional_id=None, transaction_timeout_ms=60000)
             node = next(iter(client.nodes))
             assert (await client.request(node, request, 4)).error_code == ErrorCode.NOT_COORDINATOR

@@ -1,0 +1,265 @@
+"""The asyncio adapter of a connection: moves bytes between the socket and `Connection`, runs timers.
+
+Every decision (framing, order, backpressure, limits) is the state machine's (connection.py);
+this module reads the socket when `reading_wanted` says so, hands each request to
+`apis.dispatch.handle_frame`, arms the timer of a pending answer, and writes what the state
+machine has to send.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass, field
+
+from ..apis.context import CloseConnection
+from ..apis.dispatch import Answer, Deferred, NoReply, Reply, handle_frame
+from ..core.cluster import Cluster, Node
+from ..protocol.errors import KafkaError
+from .connection import SEND, Closed, Connection, DropConnection, Request, RequestHook
+from .quotas import ConnectionQuotas, RequestMemory
+from .request_log import RequestLog
+
+log = logging.getLogger("minibroker.connection")
+
+READ_BUFFER_SIZE = 256 * 1024  # one per broker, shared by its connections: reads land here
+
+
+@dataclass(eq=False)
+class Listener:
+    """What the connections of one node share: the core, limits, the read buffer, the request hook."""
+
+    cluster: Cluster
+    node: Node
+    read_buffer: bytearray
+    connections: set[ConnectionAdapter] = field(default_factory=set)
+    hook: RequestHook | None = None
+    quotas: ConnectionQuotas | None = None
+    request_memory: RequestMemory | None = None
+
+
+class ConnectionAdapter(asyncio.BufferedProtocol):
+    """One client connection on the event loop (an asyncio protocol around `Connection`).
+
+    Reads land in the listener's shared read buffer; the state machine takes whole frames straight
+    from it and copies only what it has to keep, so an idle connection holds a few hundred bytes.
+    """
+
+    def __init__(self, listener: Listener) -> None:
+        self.listener = listener
+        self.cluster = listener.cluster
+        self.node = listener.node
+        self.state = Connection(
+            self.cluster.config["socket.request.max.bytes"], self.cluster.clock.now_ms, self.node.node_id,
+            listener.hook, listener.request_memory, self._update_reading,
+        )
+        self.transport: asyncio.Transport | None = None
+        self.peer = "?"
+        self.client_host = ""
+        self._admitted_ip: str | None = None  # counted by the quotas until the connection closes
+        self._read_buffer = memoryview(listener.read_buffer)
+        self._reading = True
+        self._timer: asyncio.TimerHandle | None = None
+        self._request_log: RequestLog | None = None  # with DEBUG logging, decided once per connection
+
+    # -- asyncio callbacks -------------------------------------------------
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]  # uvloop's transports are not subclasses
+        self.listener.connections.add(self)
+        peer = transport.get_extra_info("peername")
+        self.peer = f"{peer[0]}:{peer[1]}" if peer else "?"
+        self.client_host = f"/{peer[0]}" if peer else ""  # Kafka shows hosts as "/127.0.0.1"
+        quotas = self.listener.quotas
+        if quotas is not None and peer:
+            refused = quotas.admit(peer[0])
+            if refused is not None:
+                # SocketServer's wording; the count tells how many were refused since start-up
+                log.info("Rejected connection from /%s, %s; %d refused so far", peer[0], refused, quotas.rejected)
+                self.state.close(refused)
+                transport.close()
+                return
+            self._admitted_ip = peer[0]
+        if log.isEnabledFor(logging.DEBUG):
+            self._request_log = RequestLog(self.peer)
+            log.debug("connection from %s opened on node %d", self.peer, self.node.node_id)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.state.close("connection lost")
+        if self.listener.quotas is not None and self._admitted_ip is not None:
+            self.listener.quotas.release(self._admitted_ip)
+            self._admitted_ip = None
+        if self._request_log is not None:
+            log.debug("connection from %s closed after %d requests", self.peer, self._request_log.served)
+        self.listener.connections.discard(self)
+        if self._timer is not None:
+            self._timer.cancel()
+
+    def get_buffer(self, sizehint: int) -> memoryview:
+        return self._read_buffer
+
+    def buffer_updated(self, nbytes: int) -> None:
+        self.state.receive_data(self._read_buffer[:nbytes])
+        self._pump()
+        self.state.keep_unread()  # the read buffer is shared: keep what was not taken
+
+    def pause_writing(self) -> None:
+        self.state.socket_paused = True
+
+    def resume_writing(self) -> None:
+        self.state.socket_paused = False
+        self._note_socket_buffer()
+        self._pump()
+
+    # -- operations --------------------------------------------------------
+
+    def drop(self, reason: str) -> None:
+        """Close the connection now; requests not yet answered never will be (test control)."""
+        self._close(reason)
+
+    def abort(self) -> None:
+        """Drop the connection at once (broker shutdown)."""
+        self.state.close("broker shutdown")
+        if self.transport is not None:
+            self.transport.abort()
+
+    def close_if_idle(self, now_ms: int, max_idle_ms: int) -> bool:
+        """Close the connection when `Connection.idle_expired` says so (connections.max.idle.ms)."""
+        if not self.state.idle_expired(now_ms, max_idle_ms):
+            return False
+        self._close(f"idle for more than {max_idle_ms} ms (connections.max.idle.ms)")
+        return True
+
+    # -- moving requests and answers -------------------------------------------------
+
+    def _pump(self) -> None:
+        """Handle the requests the state machine hands out and write their answers, as far as it allows.
+
+        Answers are gathered and written once per round (one syscall for pipelined requests); a round
+        that stopped because the client had too much unread goes on once the socket took the answers.
+        """
+        state = self.state
+        while not state.closed:
+            while True:
+                event = state.next_event()
+                if isinstance(event, Request):
+                    self._handle(event)
+                elif isinstance(event, Closed):
+                    self._close(event.reason)
+                    return
+                else:  # NEED_DATA or PAUSED
+                    break
+            if not self._flush() or not state.may_take_frames:
+                break
+        self._update_reading()
+
+    def _handle(self, request: Request) -> None:
+        hook = self.listener.hook
+        if self._request_log is not None:
+            self._request_log.request(request.frame)
+        try:
+            adjust = hook.before_handling(request.token) if hook is not None else None
+            outcome = handle_frame(memoryview(request.frame), self.cluster, self.node, self.client_host, adjust)
+        except CloseConnection as exc:
+            self._close(str(exc))
+            return
+        except KafkaError as exc:
+            self._close(f"refused: {exc.code.name}: {exc.message}")
+            return
+        except Exception as exc:
+            # one line at INFO like every close; the traceback only with --log-level DEBUG
+            log.debug("request from %s failed", self.peer, exc_info=True)
+            self._close(f"internal error: {type(exc).__name__}: {exc}")
+            return
+        if isinstance(outcome, Reply):
+            self._answer(request, outcome.data)
+        elif isinstance(outcome, NoReply):
+            self._send(None)
+        elif isinstance(outcome, Deferred):
+            self._wait_for(request, outcome)
+
+    def _answer(self, request: Request, data: Answer, later: bool = False) -> None:
+        """Send an answer, or let the hook keep it (test control holds, delays or drops answers)."""
+        hook = self.listener.hook
+        if hook is not None:
+            verdict = hook.answer_ready(request.token, lambda: self._send(data, later=True))
+            if isinstance(verdict, DropConnection):
+                self._close(verdict.reason)
+                return
+            if verdict != SEND:
+                return  # the hook calls back; the requests behind this one wait for it
+        self._send(data, later)
+
+    def _send(self, data: Answer | None, later: bool = False) -> None:
+        if self.state.closed:
+            return
+        if self._request_log is not None:
+            self._request_log.answered(data)
+        self.state.send_answer(data)
+        if later:
+            self._pump()  # this answer, and the requests that waited behind it
+
+    def _wait_for(self, request: Request, deferred: Deferred) -> None:
+        pending = deferred.pending
+        loop = asyncio.get_running_loop()
+        delay = max(pending.deadline_ms - self.cluster.clock.now_ms(), 0) / 1000
+        self._timer = loop.call_later(delay, pending.complete)
+
+        def finished(_pending: object) -> None:
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
+            # Answer from the loop, never from inside the append that woke us.
+            loop.call_soon(self._answer_deferred, request, deferred)
+
+        pending.add_done_callback(finished)
+
+    def _answer_deferred(self, request: Request, deferred: Deferred) -> None:
+        if self.state.closed:
+            return
+        try:
+            data = deferred.encode(deferred.pending.result())
+        except Exception as exc:
+            log.debug("building a deferred response for %s failed", self.peer, exc_info=True)
+            self._close(f"internal error: {type(exc).__name__}: {exc}")
+            return
+        if data is None:
+            self._send(None, later=True)
+        else:
+            self._answer(request, data, later=True)
+
+    def _flush(self) -> bool:
+        """Write what the state machine has to send: one call (one syscall) for a burst of answers."""
+        out = self.state.data_to_send()
+        if not out or self.transport is None or self.transport.is_closing():
+            return bool(out)
+        if len(out) == 1:
+            self.transport.write(out[0])
+        else:
+            self.transport.writelines(out)
+        self._note_socket_buffer()
+        return True
+
+    def _note_socket_buffer(self) -> None:
+        if self.transport is not None:
+            self.state.socket_buffered = self.transport.get_write_buffer_size()
+
+    def _update_reading(self) -> None:
+        state = self.state
+        wanted = state.reading_wanted
+        if wanted != self._reading and self.transport is not None and not state.closed:
+            self._reading = wanted
+            if wanted:
+                self.transport.resume_reading()
+            else:
+                self.transport.pause_reading()
+
+    def _close(self, reason: str) -> None:
+        if self.state.closed:
+            return
+        log.info("closing connection from %s: %s", self.peer, reason)
+        self._flush()
+        self.state.close(reason)
+        if self.transport is not None:
+            self.transport.close()
+
