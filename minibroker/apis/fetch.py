@@ -9,6 +9,7 @@ from ..core.pending import Pending
 from ..protocol import records
 from ..protocol.errors import ErrorCode, KafkaError
 from ..protocol.messages import FetchRequest, FetchResponse
+from ..protocol.stored_batches import StoredBatches
 from .context import RequestContext
 
 API_KEY = 1
@@ -104,7 +105,7 @@ def _build_response(request: FetchRequest, ctx: RequestContext,
     for topic_req, part_req, partition, error in targets:
         data = _partition_data(ctx, request, part_req, partition, error, remaining,
                                min_one=remaining == request.max_bytes)
-        remaining -= len(data.records or b"")
+        remaining -= data.records.size if isinstance(data.records, StoredBatches) else len(data.records)
         if data.error_code == ErrorCode.NOT_LEADER_OR_FOLLOWER and partition is not None:
             leaders.add(partition.leader_id)
         key = id(topic_req)
@@ -143,13 +144,13 @@ def _partition_data(ctx: RequestContext, request: FetchRequest, part_req: Any, p
         code = ErrorCode.UNKNOWN_LEADER_EPOCH
     elif 0 <= part_req.current_leader_epoch < log.leader_epoch:
         code = ErrorCode.FENCED_LEADER_EPOCH
-    batches: list[bytes | bytearray] = []
+    batches = StoredBatches()
     upper_bound = _upper_bound(ctx, request, partition)
     aborted = None
     if code == ErrorCode.NONE:
         try:
             limit = max(min(part_req.partition_max_bytes, remaining), 0)
-            batches = log.read(part_req.fetch_offset, limit, min_one=min_one, upper_bound=upper_bound)
+            batches = StoredBatches(log.read(part_req.fetch_offset, limit, min_one=min_one, upper_bound=upper_bound))
         except KafkaError as exc:
             code = exc.code
     if request.isolation_level == READ_COMMITTED:
@@ -160,6 +161,12 @@ def _partition_data(ctx: RequestContext, request: FetchRequest, part_req: Any, p
         partition_index=index, error_code=code, high_watermark=log.high_watermark,
         last_stable_offset=ctx.cluster.last_stable_offset(partition), log_start_offset=log.log_start_offset,
         aborted_transactions=aborted, preferred_read_replica=-1,
-        # Kafka sends an empty record set, never null, even with an error (librdkafka refuses -1)
-        records=b"".join(batches), **extra,
+        # Kafka sends an empty record set, never null, even with an error (librdkafka refuses -1); stored
+        # batches go to the socket as they are (stored_batch_holders)
+        records=batches if batches else b"", **extra,
     )
+
+
+def stored_batch_holders(response: FetchResponse) -> list[Any]:
+    """The parts of a Fetch answer whose `records` are StoredBatches, for dispatch.encode_response."""
+    return [partition for topic in response.responses for partition in topic.partitions]

@@ -80,7 +80,8 @@ def test_read_committed_fetch_is_woken_by_the_commit_and_sees_the_committed_batc
     assert pending.done
     answer = only_partition(pending.result())
     assert answer.last_stable_offset == 2 and answer.high_watermark == 2
-    offsets = [records.read_header(answer.records[s:e]).base_offset for s, e in records.split_batches(answer.records)]
+    data = bytes(answer.records)
+    offsets = [records.read_header(data[s:e]).base_offset for s, e in records.split_batches(data)]
     assert offsets == [0, 1]  # the data batch and its COMMIT marker
 
 
