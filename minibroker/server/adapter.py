@@ -255,11 +255,11 @@ class ConnectionAdapter(asyncio.BufferedProtocol):
                 self.transport.pause_reading()
 
     def _close(self, reason: str) -> None:
-        if self.state.closed:
+        """Send what is ready, then close (the state machine may have decided it already: a bad frame)."""
+        if self.transport is None or self.transport.is_closing():
             return
         log.info("closing connection from %s: %s", self.peer, reason)
         self._flush()
         self.state.close(reason)
-        if self.transport is not None:
-            self.transport.close()
+        self.transport.close()
 
