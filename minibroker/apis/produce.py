@@ -156,7 +156,7 @@ def _produce_partition(partition: Partition, data: bytes | None, request: Produc
                 request.transactional_id, header.producer_id, header.producer_epoch, partition.topic.name, index)
             if verdict is not ErrorCode.NONE:
                 return _verification_error(index, verdict, ctx.api_version)
-        result = ctx.cluster.append(partition, data)
+        result = ctx.cluster.append(partition, data, header)  # the header is read once, here
     except RecordValidationError as exc:
         # ReplicaManager: refused records are listed, and the summary is the error message (v8+ carry both)
         return _PartitionResponse(

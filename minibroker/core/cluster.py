@@ -547,11 +547,15 @@ class Cluster:
 
     # -- produce ---------------------------------------------------------
 
-    def append(self, partition: Partition, batch_bytes: bytes | bytearray | memoryview) -> AppendResult:
+    def append(self, partition: Partition, batch_bytes: bytes | bytearray | memoryview,
+               header: records.BatchHeader | None = None) -> AppendResult:
         """Validate and append one client batch, as Kafka's leader append does.
 
-        Raises KafkaError with Kafka's code; nothing is appended and producer
-        state does not change unless the whole append succeeds.
+        `header` is the batch's header when the caller has read it already. A bytearray is
+        taken over: once the append succeeds the log holds that very object (patched in
+        place), so the caller must not use it again; anything else is copied once.
+        Raises KafkaError with Kafka's code; nothing is appended, the batch is not changed
+        and producer state does not change unless the whole append succeeds.
         """
         topic = partition.topic
         log = partition.log
@@ -562,7 +566,8 @@ class Cluster:
                 ErrorCode.INVALID_RECORD,
                 "Produce requests must carry exactly one record batch per partition",
             )
-        header = records.read_header(batch_bytes)
+        if header is None:
+            header = records.read_header(batch_bytes)
         if header.base_offset != 0:
             raise KafkaError(ErrorCode.INVALID_RECORD, f"The baseOffset of the record batch in the append to {tp} "
                              f"should be 0, but it is {header.base_offset}")
@@ -592,15 +597,17 @@ class Cluster:
         check = partition.producer_state.check_append(header, tp, log.log_end_offset)
         if check.duplicate is not None:
             return AppendResult(check.duplicate.first_offset, check.duplicate.timestamp, log.log_start_offset)
-        batch = bytearray(batch_bytes)
         if recompressing:
-            batch = records.recompress(batch, _CODECS[target])
+            batch = records.recompress(batch_bytes, _CODECS[target], header)
             if len(batch) > max_message_bytes:
                 raise KafkaError(
                     ErrorCode.MESSAGE_TOO_LARGE,
                     f"Message batch size is {len(batch)} bytes in append to partition {tp} which exceeds the "
                     f"maximum configured size of {max_message_bytes}.",
                 )
+        else:
+            # the one copy from the request into a buffer the log owns (none if the caller hands one over)
+            batch = batch_bytes if isinstance(batch_bytes, bytearray) else bytearray(batch_bytes)
         # as LogValidator: maxTimestamp is the newest record's (or the append time), rewritten if the client's differs
         records.set_max_timestamp(batch, validated.timestamp_type, validated.max_timestamp)
         stored_timestamp = validated.max_timestamp
@@ -610,10 +617,22 @@ class Cluster:
         log.announce_append(len(batch))  # only now: a woken read_committed fetch must see the open transaction
         return AppendResult(base_offset, log_append_time, log.log_start_offset)
 
-    # -- time ------------------------------------------------------------
+    # -- transaction markers (the transaction coordinator's TransactionMarkerWriter) ----------
 
-    def write_txn_marker(self, partition: Partition, producer_id: int, producer_epoch: int, committed: bool,
-                         coordinator_epoch: int) -> int:
+    def write_txn_marker(self, topic: str, partition: int, producer_id: int, producer_epoch: int, committed: bool,
+                         coordinator_epoch: int) -> None:
+        """Append a COMMIT or ABORT marker to the partition and settle its open transaction; nothing if it is gone."""
+        found = self.topics.get(topic)
+        if found is not None and 0 <= partition < len(found.partitions):
+            self._write_txn_marker(found.partitions[partition], producer_id, producer_epoch, committed,
+                                   coordinator_epoch)
+
+    def complete_txn_offsets(self, group_id: str, producer_id: int, committed: bool) -> None:
+        """The offsets the producer's transaction committed for the group become visible, or are dropped."""
+        self.groups.complete_txn_offsets(group_id, producer_id, committed)
+
+    def _write_txn_marker(self, partition: Partition, producer_id: int, producer_epoch: int, committed: bool,
+                          coordinator_epoch: int) -> int:
         """Append a COMMIT or ABORT marker for `producer_id` and settle its open transaction; its offset."""
         entry = partition.producer_state.producers.get(producer_id)
         if entry is not None and producer_epoch < entry.producer_epoch:
@@ -630,6 +649,8 @@ class Cluster:
     def last_stable_offset(self, partition: Partition) -> int:
         """The partition's LSO: the first offset of its earliest open transaction, or the high watermark."""
         return partition.producer_state.last_stable_offset(partition.log.high_watermark)
+
+    # -- time ------------------------------------------------------------
 
     def tick(self) -> None:
         """Run what is due on the clock: group and transaction deadlines, retention, producer-id expiry."""

@@ -15,14 +15,11 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from ..protocol.errors import ErrorCode
 from .clock import Clock
 from .config import BrokerConfig
-
-if TYPE_CHECKING:
-    from .cluster import Cluster
 
 EXHAUSTED_EPOCH = 32766  # Short.MAX_VALUE - 1: the next InitProducerId rotates the producer id
 COORDINATOR_EPOCH = 0  # one coordinator that never moves
@@ -61,12 +58,23 @@ class TransactionMetadata:
     last_update_ms: int = 0
 
 
+class TransactionMarkerWriter(Protocol):
+    """What ending a transaction writes to: partition logs and group offsets (Kafka's WriteTxnMarkers)."""
+
+    def write_txn_marker(self, topic: str, partition: int, producer_id: int, producer_epoch: int,
+                         committed: bool, coordinator_epoch: int) -> None:
+        """Append a COMMIT or ABORT marker to the partition and settle its open transaction; nothing if it is gone."""
+
+    def complete_txn_offsets(self, group_id: str, producer_id: int, committed: bool) -> None:
+        """The offsets the producer's transaction committed for the group become visible, or are dropped."""
+
+
 class TransactionCoordinator:
     """Every transactional id of the cluster. Sans-IO: time comes from `clock`."""
 
-    def __init__(self, cluster: Cluster, config: BrokerConfig, clock: Clock,
+    def __init__(self, markers: TransactionMarkerWriter, config: BrokerConfig, clock: Clock,
                  new_producer_id: Callable[[], int]) -> None:
-        self.cluster = cluster
+        self.markers = markers
         self.config = config
         self.clock = clock
         self.new_producer_id = new_producer_id
@@ -217,12 +225,10 @@ class TransactionCoordinator:
         """Prepare, write a marker to every partition, settle the group offsets, complete."""
         txn.state = TxnState.PREPARE_COMMIT if committed else TxnState.PREPARE_ABORT
         for topic, index in sorted(txn.partitions):
-            target = self.cluster.topics.get(topic)
-            if target is not None and index < len(target.partitions):
-                self.cluster.write_txn_marker(target.partitions[index], txn.producer_id, txn.producer_epoch,
-                                              committed, COORDINATOR_EPOCH)
+            self.markers.write_txn_marker(topic, index, txn.producer_id, txn.producer_epoch, committed,
+                                          COORDINATOR_EPOCH)
         for group_id in sorted(txn.groups):
-            self.cluster.groups.complete_txn_offsets(group_id, txn.producer_id, committed)
+            self.markers.complete_txn_offsets(group_id, txn.producer_id, committed)
         txn.state = TxnState.COMPLETE_COMMIT if committed else TxnState.COMPLETE_ABORT
         txn.partitions.clear()
         txn.groups.clear()

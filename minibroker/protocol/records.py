@@ -572,9 +572,13 @@ def build_batch(
     return bytes(batch)
 
 
-def recompress(batch: bytes | bytearray, codec: int) -> bytearray:
-    """The same batch with its records section re-encoded with `codec` (topic compression.type)."""
-    header = read_header(batch)
+def recompress(batch: bytes | bytearray | memoryview, codec: int, header: BatchHeader | None = None) -> bytearray:
+    """The same batch with its records section re-encoded with `codec` (topic compression.type).
+
+    `header` is the batch's header when the caller has read it already.
+    """
+    if header is None:
+        header = read_header(batch)
     body = decompress(header.compression, memoryview(batch)[HEADER_SIZE : header.size_in_bytes])
     out = bytearray(batch[:HEADER_SIZE]) + compress(codec, body)
     struct.pack_into(">i", out, 8, len(out) - LOG_OVERHEAD)
