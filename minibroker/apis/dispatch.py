@@ -83,13 +83,17 @@ def encode_response(header: RequestHeader, response: Any, version: int | None = 
     """Frame a response: size, correlation id, header tagged fields when flexible, body.
 
     A response carrying stored record batches (an API module with `stored_batch_holders`, i.e. Fetch)
-    comes back as buffers, its batches not copied (protocol/stored_batches.py).
+    comes back as buffers, its batches not copied (protocol/stored_batches.py). An API module with
+    `encode_body(response, version)` writes its common answers itself (Produce); None hands the
+    answer to the engine.
     """
     version = header.api_version if version is None else version
     response_class = RESPONSES[header.api_key]
     # ApiVersions responses always use header v0 so any client can read them (KIP-511).
     flexible = header.api_key != api_versions.API_KEY and response_class.flexible_version_q(version)
-    holders = getattr(API_MODULES[header.api_key], "stored_batch_holders", None)
+    module = API_MODULES[header.api_key]
+    holders = getattr(module, "stored_batch_holders", None)
+    fast_encode = getattr(module, "encode_body", None)  # the module's own writer of its common answers
     if holders is not None:
         parts = encode_with_stored_batches(response, version, response_class.flexible_version_q(version),
                                            holders(response))
@@ -97,7 +101,7 @@ def encode_response(header: RequestHeader, response: Any, version: int | None = 
             size = sum(len(part) for part in parts) + (5 if flexible else 4)
             return [struct.pack(">ii", size, header.correlation_id) + (b"\x00" if flexible else b""), *parts]
         body = parts[0]
-    else:
+    elif fast_encode is None or (body := fast_encode(response, version)) is None:
         body = response.encode(version=version)
     head = struct.pack(">ii", len(body) + (5 if flexible else 4), header.correlation_id)
     return head + (b"\x00" if flexible else b"") + bytes(body)

@@ -8,6 +8,7 @@ from ..core.cluster import INTERNAL_TOPICS, Partition
 from ..protocol import records
 from ..protocol.errors import ErrorCode, KafkaError, RecordValidationError
 from ..protocol.messages import ProduceRequest, ProduceResponse
+from ..protocol.produce_response import encode_produce_response
 from .context import CloseConnection, RequestContext
 
 API_KEY = 0
@@ -86,6 +87,11 @@ def handle(request: ProduceRequest, ctx: RequestContext) -> ProduceResponse | No
                 node_endpoints.append(_NodeEndpoint(node_id=node.node_id, host=node.host, port=node.port,
                                                     rack=node.rack))
     return ProduceResponse(responses=topic_responses, throttle_time_ms=0, node_endpoints=node_endpoints)
+
+
+def encode_body(response: ProduceResponse, version: int) -> bytes | None:
+    """The answer's body written without the engine when it is the common one (see dispatch.encode_response)."""
+    return encode_produce_response(response, version)
 
 
 def topic_response(key: Any, version: int, partition_responses: list[Any]) -> Any:

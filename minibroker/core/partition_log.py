@@ -29,6 +29,10 @@ class PartitionLog:
         # what retention.ms compares: maxTimestamp, or the append time when no record has a timestamp
         # (Kafka falls back to the segment's last-modified time)
         self.retention_timestamps: list[int] = []
+        # where each batch starts in the bytes ever appended, so the bytes between two offsets are
+        # a subtraction (a parked Fetch asks on every append)
+        self.byte_starts: list[int] = []
+        self.bytes_appended = 0
         self.log_start_offset = 0
         self.log_end_offset = 0
         self.size_bytes = 0
@@ -68,6 +72,8 @@ class PartitionLog:
         self.last_offsets.append(base_offset + header.last_offset_delta)
         self.max_timestamps.append(max_timestamp)
         self.retention_timestamps.append(max_timestamp if max_timestamp >= 0 else append_time_ms)
+        self.byte_starts.append(self.bytes_appended)
+        self.bytes_appended += len(batch)
         self.log_end_offset = base_offset + header.last_offset_delta + 1
         self.size_bytes += len(batch)
         return base_offset
@@ -106,7 +112,10 @@ class PartitionLog:
         """How many stored bytes lie at or after `offset`, below `upper_bound` (for Fetch min_bytes)."""
         start = self._first_index_at_or_after(offset)
         end = len(self.batches) if upper_bound is None else bisect.bisect_left(self.base_offsets, upper_bound)
-        return sum(len(b) for b in self.batches[start:end])
+        if start >= end:
+            return 0
+        end_position = self.byte_starts[end] if end < len(self.byte_starts) else self.bytes_appended
+        return end_position - self.byte_starts[start]
 
     def delete_records_before(self, offset: int) -> None:
         """Advance the log start offset to `offset` (DeleteRecords, retention)."""
@@ -118,8 +127,10 @@ class PartitionLog:
         # drop batches that lie wholly below the new start
         keep_from = bisect.bisect_left(self.last_offsets, offset)
         if keep_from:
-            self.size_bytes -= sum(len(b) for b in self.batches[:keep_from])
+            kept_start = self.byte_starts[keep_from] if keep_from < len(self.byte_starts) else self.bytes_appended
+            self.size_bytes -= kept_start - self.byte_starts[0]
             del self.batches[:keep_from]
+            del self.byte_starts[:keep_from]
             del self.base_offsets[:keep_from]
             del self.last_offsets[:keep_from]
             del self.max_timestamps[:keep_from]
@@ -177,7 +188,8 @@ class PartitionLog:
             while drop < len(self.batches) and self.retention_timestamps[drop] < now_ms - retention_ms:
                 drop += 1
         if retention_bytes >= 0:
-            size = self.size_bytes - sum(len(b) for b in self.batches[:drop])
+            size = self.size_bytes - (self.byte_starts[drop] - self.byte_starts[0] if drop < len(self.batches)
+                                      else self.size_bytes)
             while drop < len(self.batches) and size - len(self.batches[drop]) >= retention_bytes:
                 size -= len(self.batches[drop])
                 drop += 1

@@ -81,3 +81,20 @@ def test_watchers_hear_announced_appends_until_unwatched():
     append(log, 1)
     log.announce_append(70)
     assert heard == [70]
+
+
+def test_bytes_after_counts_stored_bytes_between_offsets_after_deletes() -> None:
+    log = PartitionLog("t", 0)
+    sizes = []
+    for count in (1, 3, 2, 5):
+        batch = bytearray(records.build_batch([(None, b"v" * 10 * count)] * count, timestamp=1))
+        sizes.append(len(batch))
+        log.append(batch, records.read_header(batch))
+    assert log.bytes_after(0) == sum(sizes) == log.size_bytes
+    assert log.bytes_after(2) == sum(sizes[1:])  # offset 2 lies inside the second batch (offsets 1-3)
+    assert log.bytes_after(4, upper_bound=6) == sizes[2]
+    assert log.bytes_after(11) == 0
+    log.delete_records_before(4)
+    assert log.size_bytes == sum(sizes[2:]) == log.bytes_after(4)
+    log.apply_retention(now_ms=10, retention_ms=-1, retention_bytes=sizes[3])
+    assert log.size_bytes == sizes[3] == log.bytes_after(0 + 6)
