@@ -92,8 +92,8 @@ class ConnectionAdapter(asyncio.BufferedProtocol):
         if self._request_log is not None:
             log.debug("connection from %s closed after %d requests", self.peer, self._request_log.served)
         self.listener.connections.discard(self)
-        if self._timer is not None:
-            self._timer.cancel()
+        # a pending answer's timer stays: at its deadline it ends the wait as it would have with the client
+        # still there, and the wait unregisters what it watches (a Fetch's partition logs)
 
     def get_buffer(self, sizehint: int) -> memoryview:
         return self._read_buffer

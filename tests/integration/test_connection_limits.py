@@ -194,3 +194,20 @@ def test_queued_max_request_bytes_below_the_request_size_is_refused_as_kafka_doe
     with pytest.raises(ConfigError, match="requirement failed: queued.max.request.bytes must be larger or equal "
                                           "to socket.request.max.bytes"):
         BrokerThread(config={"queued.max.request.bytes": "1000"})
+
+
+def test_a_long_poll_of_a_closed_connection_stops_watching_the_log_at_its_deadline() -> None:
+    from minibroker.protocol.messages import FetchRequest
+
+    with BrokerThread() as broker:
+        broker.create_topic("quiet", partitions=1)
+        log = broker.cluster.topics["quiet"].partitions[0].log
+        partition = FetchRequest.FetchTopic.FetchPartition(partition=0, fetch_offset=0, partition_max_bytes=100_000)
+        request = FetchRequest(replica_id=-1, max_wait_ms=300, min_bytes=1, max_bytes=1_000_000, isolation_level=0,
+                               topics=[FetchRequest.FetchTopic(topic="quiet", partitions=[partition])],
+                               forgotten_topics_data=[], rack_id="")
+        with WireClient(broker.host, broker.port) as wire:
+            wire.send_raw(wire.encode_request(request, 12))
+            wait_until(lambda: broker.call(lambda: len(log._watchers)) == 1)
+        # the client is gone before the answer; the wait still ends at max_wait_ms
+        wait_until(lambda: broker.call(lambda: len(log._watchers)) == 0)
