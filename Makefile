@@ -41,7 +41,10 @@ lint: $(TEST_STAMP)
 	$(PY) -m mypy
 
 bench: test-deps
+	$(PY) -m pip install --quiet -e '.[bench]'
 	$(PY) bench/produce.py
+	$(PY) bench/consume.py
+	$(PY) bench/plot.py
 
 # Time to a ready broker (in process, and as a process against Tansu) and the pytest fixtures' per-test cost.
 bench-fixtures: test-deps

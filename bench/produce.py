@@ -21,6 +21,8 @@ import sys
 import threading
 import time
 import zipfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -37,7 +39,7 @@ TANSU_VERSION = "0.6.0"
 JAVA_LIB = CACHE / "java"
 JAVA_JARS = ("kafka-clients", "slf4j-api", "lz4-java", "snappy-java", "zstd-jni")
 JARS_WHEEL = "shigawire-apache-flink-libraries==2.0.0.post1"  # same source as scripts/install-test-deps.sh
-JAVA_SRC = ROOT / "bench" / "java" / "ProduceBench.java"
+JAVA_SRC = ROOT / "bench" / "java"  # ProduceBench.java, ConsumeBench.java
 JAVA_BUILD = CACHE / "bench-java"
 JVM_OPTS = ("-Xms256m", "-Xmx1g")
 LOG_DIR = CACHE / "bench-logs"
@@ -121,11 +123,12 @@ def java_classpath() -> str:
         if shutil.which(tool) is None:
             raise RuntimeError(f"{tool} is not on PATH")
     lib_cp = os.pathsep.join(str(j) for j in java_jars())
-    built = JAVA_BUILD / "ProduceBench.class"
-    if not built.is_file() or built.stat().st_mtime < JAVA_SRC.stat().st_mtime:
+    sources = sorted(JAVA_SRC.glob("*.java"))
+    built = [JAVA_BUILD / f"{src.stem}.class" for src in sources]
+    if any(not b.is_file() or b.stat().st_mtime < s.stat().st_mtime for s, b in zip(sources, built, strict=True)):
         log("compiling bench/java")
         JAVA_BUILD.mkdir(parents=True, exist_ok=True)
-        subprocess.run(["javac", "-encoding", "UTF-8", "-cp", lib_cp, "-d", str(JAVA_BUILD), str(JAVA_SRC)],
+        subprocess.run(["javac", "-encoding", "UTF-8", "-cp", lib_cp, "-d", str(JAVA_BUILD), *map(str, sources)],
                        check=True, timeout=300)
     return os.pathsep.join([str(JAVA_BUILD), lib_cp])
 
@@ -221,6 +224,24 @@ def start_broker(kind: str, name: str) -> Broker:
         raise
 
 
+@contextmanager
+def fresh_broker(run: Any, name: str) -> Iterator[Broker]:
+    """A fresh broker of kind `run.broker` for one run: an exception inside becomes `run.error`; stops it."""
+    broker = None
+    try:
+        broker = start_broker(run.broker, name)
+        yield broker
+        if broker.popen.poll() is not None:
+            run.error = f"broker exited with {broker.popen.returncode}"
+    except Exception as exc:
+        run.error = f"{type(exc).__name__}: {exc}"
+        if broker is not None:
+            run.extra["broker_log_tail"] = broker.log_tail(2000)
+    finally:
+        if broker is not None:
+            broker.stop()
+
+
 def _accepts(port: int) -> bool:
     try:
         with socket.create_connection(("127.0.0.1", port), timeout=1):
@@ -268,7 +289,7 @@ def create_topic(bootstrap: str, topic: str, partitions: int, timeout: float = 3
 
 
 class ClientProcess:
-    """A producer program speaking the ready / go / result protocol on stdin and stdout."""
+    """A client program speaking the ready / go / result protocol on stdin and stdout."""
 
     def __init__(self, args: list[str], log_path: Path) -> None:
         self._log = open(log_path, "wb")
@@ -317,6 +338,12 @@ class ClientProcess:
     def stop(self) -> None:
         stop_process(self.popen)
         self._log.close()
+
+    def __enter__(self) -> ClientProcess:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
 
 
 # --- the confluent-kafka producer (runs in its own process) --------------------------------------
@@ -384,13 +411,19 @@ def percentile(sorted_values: list[float], pct: float) -> float:
 
 
 @dataclass
-class Run:
-    """The measurements of one (client, partitions, broker, round) run."""
+class RunId:
+    """Which run: client, partitions, broker, round."""
 
     client: str
     partitions: int
     broker: str
     round: int
+
+
+@dataclass
+class Run(RunId):
+    """The measurements of one (client, partitions, broker, round) run."""
+
     records: int = 0
     seconds: float = 0.0
     records_per_s: float = 0.0
@@ -416,46 +449,44 @@ def client_command(client: str, bootstrap: str, topic: str, count: int, java_cp:
             str(RECORD_SIZE), str(JAVA_BATCH_SIZE)]
 
 
+def timed_phase(run: Any, broker: Broker, client: ClientProcess, timeout: float) -> dict[str, Any]:
+    """Sends `go` to a ready client and returns its result; sets the CPU fields of `run` for that phase."""
+    cpu0, client_cpu0, busy0 = broker.cpu_seconds(), client.cpu_seconds(), machine_busy_seconds()
+    client.go()
+    result = client.read_json(timeout, broker)
+    cpu1, client_cpu1, busy1 = broker.cpu_seconds(), client.cpu_seconds(), machine_busy_seconds()
+    run.broker_rss_mb = broker.rss_mb()
+    run.broker_cpu_s = cpu1 - cpu0
+    run.client_cpu_s = client_cpu1 - client_cpu0
+    run.other_cpu_s = max(0.0, (busy1 - busy0) - run.broker_cpu_s - run.client_cpu_s)
+    return result
+
+
+def rates(run: Any, value_bytes: int) -> None:
+    """Sets records/s, MB/s and broker CPU s/GB of `run` from its records, seconds and `value_bytes`."""
+    gigabytes = value_bytes / 1e9
+    run.records_per_s = run.records / run.seconds
+    run.mb_per_s = gigabytes * 1000 / run.seconds
+    run.cpu_s_per_gb = run.broker_cpu_s / gigabytes if gigabytes else float("nan")
+
+
 def run_once(run: Run, count: int, java_cp: str) -> Run:
     """Fresh broker, topic, producer; measures the timed phase. Stops every process it started."""
     name = f"{run.client}-p{run.partitions}-{run.broker}-r{run.round}"
     topic = f"bench-p{run.partitions}"
-    broker = client = None
     run.quiet_wait_s = wait_for_quiet()
-    try:
-        broker = start_broker(run.broker, name)
+    with fresh_broker(run, name) as broker:
         create_topic(broker.bootstrap_servers, topic, run.partitions)
-        client = ClientProcess(client_command(run.client, broker.bootstrap_servers, topic, count, java_cp),
-                               LOG_DIR / f"{name}.client.log")
-        client.read_json(READY_TIMEOUT, broker)
-        cpu0, client_cpu0, busy0 = broker.cpu_seconds(), client.cpu_seconds(), machine_busy_seconds()
-        client.go()
-        result = client.read_json(60.0 + count / 1000, broker)
-        cpu1, client_cpu1, busy1 = broker.cpu_seconds(), client.cpu_seconds(), machine_busy_seconds()
-        run.broker_rss_mb = broker.rss_mb()
+        with ClientProcess(client_command(run.client, broker.bootstrap_servers, topic, count, java_cp),
+                           LOG_DIR / f"{name}.client.log") as client:
+            client.read_json(READY_TIMEOUT, broker)
+            result = timed_phase(run, broker, client, 60.0 + count / 1000)
         run.records = int(result["records"])
         run.seconds = float(result["seconds"])
-        gigabytes = run.records * RECORD_SIZE / 1e9
-        run.records_per_s = run.records / run.seconds
-        run.mb_per_s = gigabytes * 1000 / run.seconds
+        rates(run, run.records * RECORD_SIZE)
         run.p50_ms, run.p99_ms = float(result["p50_ms"]), float(result["p99_ms"])
-        run.broker_cpu_s = cpu1 - cpu0
-        run.client_cpu_s = client_cpu1 - client_cpu0
-        run.other_cpu_s = max(0.0, (busy1 - busy0) - run.broker_cpu_s - run.client_cpu_s)
-        run.cpu_s_per_gb = run.broker_cpu_s / gigabytes if gigabytes else float("nan")
         if result.get("failed") or run.records != count:
             run.error = f"{result.get('failed')} failed, {run.records}/{count} acked: {result.get('error')}"
-        if broker.popen.poll() is not None:
-            run.error = f"broker exited with {broker.popen.returncode}"
-    except Exception as exc:
-        run.error = f"{type(exc).__name__}: {exc}"
-        if broker is not None:
-            run.extra["broker_log_tail"] = broker.log_tail(2000)
-    finally:
-        if client is not None:
-            client.stop()
-        if broker is not None:
-            broker.stop()
     return run
 
 
@@ -477,13 +508,16 @@ def format_table(headers: list[str], rows: list[list[str]]) -> str:
     return "\n".join(lines)
 
 
-def run_row(run: Run) -> list[str]:
+SUMMARY_KEYS = ("records_per_s", "mb_per_s", "p50_ms", "p99_ms", "cpu_s_per_gb")
+
+
+def run_row(run: Any, columns: tuple[tuple[str, str, str], ...] = COLUMNS) -> list[str]:
     if run.error:
-        return [str(getattr(run, key)) for _, key, _ in COLUMNS[:4]] + ["ERROR"] + [""] * (len(COLUMNS) - 5)
-    return [fmt.format(getattr(run, key)) for _, key, fmt in COLUMNS]
+        return [str(getattr(run, key)) for _, key, _ in columns[:4]] + ["ERROR"] + [""] * (len(columns) - 5)
+    return [fmt.format(getattr(run, key)) for _, key, fmt in columns]
 
 
-def summarize(runs: list[Run]) -> list[dict[str, Any]]:
+def summarize(runs: list[Any], keys: tuple[str, ...] = SUMMARY_KEYS) -> list[dict[str, Any]]:
     """Median per (client, partitions, broker) over good runs, and minibroker/Tansu ratios."""
     out = []
     for client, partitions in dict.fromkeys((r.client, r.partitions) for r in runs):
@@ -492,7 +526,7 @@ def summarize(runs: list[Run]) -> list[dict[str, Any]]:
             good = [r for r in runs if (r.client, r.partitions, r.broker) == (client, partitions, broker)
                     and not r.error]
             entry[broker] = {key: statistics.median(getattr(r, key) for r in good) if good else None
-                             for key in ("records_per_s", "mb_per_s", "p50_ms", "p99_ms", "cpu_s_per_gb")}
+                             for key in keys}
             entry[broker]["runs"] = len(good)
         mb, tansu = entry["minibroker"], entry["tansu"]
         entry["throughput_ratio"] = ratio(mb["records_per_s"], tansu["records_per_s"])
@@ -505,22 +539,53 @@ def ratio(a: float | None, b: float | None) -> float | None:
     return a / b if a is not None and b else None
 
 
-def summary_table(summary: list[dict[str, Any]]) -> str:
+def summary_table(summary: list[dict[str, Any]], latency: bool = True) -> str:
     def num(value: float | None, fmt: str) -> str:
         return "-" if value is None else fmt.format(value)
 
     headers = ["client", "parts", "mb rec/s", "tansu rec/s", "thr ratio", "mb CPU s/GB", "tansu CPU s/GB",
-               "CPU ratio", "mb p50/p99 ms", "tansu p50/p99 ms"]
+               "CPU ratio"] + (["mb p50/p99 ms", "tansu p50/p99 ms"] if latency else [])
     rows = []
     for e in summary:
         mb, tansu = e["minibroker"], e["tansu"]
         rows.append([e["client"], str(e["partitions"]), num(mb["records_per_s"], "{:,.0f}"),
                      num(tansu["records_per_s"], "{:,.0f}"), num(e["throughput_ratio"], "{:.2f}"),
                      num(mb["cpu_s_per_gb"], "{:.2f}"), num(tansu["cpu_s_per_gb"], "{:.2f}"),
-                     num(e["cpu_per_gb_ratio"], "{:.2f}"),
-                     f"{num(mb['p50_ms'], '{:.0f}')}/{num(mb['p99_ms'], '{:.0f}')}",
-                     f"{num(tansu['p50_ms'], '{:.0f}')}/{num(tansu['p99_ms'], '{:.0f}')}"])
+                     num(e["cpu_per_gb_ratio"], "{:.2f}")])
+        if latency:
+            rows[-1] += [f"{num(mb['p50_ms'], '{:.0f}')}/{num(mb['p99_ms'], '{:.0f}')}",
+                         f"{num(tansu['p50_ms'], '{:.0f}')}/{num(tansu['p99_ms'], '{:.0f}')}"]
     return format_table(headers, rows)
+
+
+def alternate(cells: list[tuple[str, int, int]], rounds: int, run_one: Callable[[str, int, str, int, int], Any],
+              columns: tuple[tuple[str, str, str], ...] = COLUMNS) -> list[Any]:
+    """Runs each (client, partitions, records) cell `rounds` times per broker, the brokers alternating."""
+    runs = []
+    for client, partitions, count in cells:
+        for rnd in range(1, rounds + 1):
+            for broker in BROKERS:
+                log(f"{client} {partitions}p {broker} round {rnd}: {count:,} records")
+                run = run_one(client, partitions, broker, rnd, count)
+                runs.append(run)
+                print(format_table([c[0] for c in columns], [run_row(run, columns)]) + "\n", flush=True)
+                if run.error:
+                    log(f"run failed: {run.error}")
+    return runs
+
+
+def report(runs: list[Any], env: dict[str, Any], settings: dict[str, Any], output: Path,
+           columns: tuple[tuple[str, str, str], ...] = COLUMNS, keys: tuple[str, ...] = SUMMARY_KEYS) -> int:
+    """Prints every run and the summary, writes the JSON; returns the exit status (1 if a run failed)."""
+    summary = summarize(runs, keys)
+    print("\nAll runs:\n" + format_table([c[0] for c in columns], [run_row(r, columns) for r in runs]))
+    print("\nSummary (median per broker; ratios are minibroker / Tansu):\n"
+          + summary_table(summary, latency="p50_ms" in keys))
+    output.parent.mkdir(parents=True, exist_ok=True)
+    payload = {"environment": env, "settings": settings, "runs": [vars(r) for r in runs], "summary": summary}
+    output.write_text(json.dumps(payload, indent=2) + "\n")
+    log(f"wrote {output}")
+    return 1 if any(r.error for r in runs) else 0
 
 
 def environment(tansu_version: str) -> dict[str, Any]:
@@ -542,17 +607,32 @@ def environment(tansu_version: str) -> dict[str, Any]:
 # --- main -------------------------------------------------------------------------------------------
 
 
-def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+def bench_parser(doc: str | None, rounds: int, records_help: str, clients: list[str], results: Path,
+                 worker_args: tuple[str, ...]) -> argparse.ArgumentParser:
+    """The options of the throughput benchmarks here (this one and consume.py), --partitions aside."""
+    parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help=f"1 round of {QUICK_RECORDS:,} records per run")
-    parser.add_argument("--rounds", type=int, help="runs per broker for each client and topic (default 2)")
-    parser.add_argument("--records", type=int, help="records per run (overrides the per-client default)")
-    parser.add_argument("--clients", nargs="+", choices=sorted(CLIENTS), default=list(CLIENTS))
+    parser.add_argument("--rounds", type=int, help=f"runs per broker for each client and topic (default {rounds})")
+    parser.add_argument("--records", type=int, help=records_help)
+    parser.add_argument("--clients", nargs="+", choices=sorted(clients), default=clients)
+    parser.add_argument("--output", type=Path, help=f"JSON output path (default {results.relative_to(ROOT)})")
+    parser.add_argument("--confluent-worker", nargs=len(worker_args), metavar=worker_args, help=argparse.SUPPRESS)
+    return parser
+
+
+def prepare(clients: list[str]) -> tuple[dict[str, Any], str]:
+    """Tansu and, if needed, the compiled Java programs; returns the environment and the Java classpath."""
+    tansu_version = ensure_tansu()
+    java_cp = java_classpath() if "java" in clients else ""
+    env = environment(tansu_version)
+    log(f"{tansu_version}; kafka-clients {env['kafka_clients']}; librdkafka {env['librdkafka']}")
+    return env, java_cp
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = bench_parser(__doc__, 2, "records per run (overrides the per-client default)", list(CLIENTS), RESULTS,
+                          ("BOOTSTRAP", "TOPIC", "COUNT", "WARMUP"))
     parser.add_argument("--partitions", nargs="+", type=int, choices=PARTITIONS, default=list(PARTITIONS))
-    parser.add_argument("--output", type=Path, help=f"JSON output path (default {RESULTS.relative_to(ROOT)})")
-    parser.add_argument("--confluent-worker", nargs=4, metavar=("BOOTSTRAP", "TOPIC", "COUNT", "WARMUP"),
-                        help=argparse.SUPPRESS)
     return parser.parse_args(argv)
 
 
@@ -565,34 +645,14 @@ def main(argv: list[str] | None = None) -> int:
     rounds = args.rounds or (1 if args.quick else 2)
     records = {c: args.records or (QUICK_RECORDS if args.quick else CLIENTS[c]) for c in args.clients}
     output = args.output or (LOG_DIR / "produce-quick.json" if args.quick else RESULTS)
-    tansu_version = ensure_tansu()
-    java_cp = java_classpath() if "java" in args.clients else ""
-    env = environment(tansu_version)
-    log(f"{tansu_version}; kafka-clients {env['kafka_clients']}; librdkafka {env['librdkafka']}")
+    env, java_cp = prepare(args.clients)
 
-    runs: list[Run] = []
-    for client in args.clients:
-        count = records[client]
-        for partitions in args.partitions:
-            for rnd in range(1, rounds + 1):
-                for broker in BROKERS:
-                    log(f"{client} {partitions}p {broker} round {rnd}: {count:,} records")
-                    run = run_once(Run(client, partitions, broker, rnd), count, java_cp)
-                    runs.append(run)
-                    print(format_table([c[0] for c in COLUMNS], [run_row(run)]) + "\n", flush=True)
-                    if run.error:
-                        log(f"run failed: {run.error}")
-
-    summary = summarize(runs)
-    print("\nAll runs:\n" + format_table([c[0] for c in COLUMNS], [run_row(r) for r in runs]))
-    print("\nSummary (median per broker; ratios are minibroker / Tansu):\n" + summary_table(summary))
+    cells = [(client, partitions, records[client]) for client in args.clients for partitions in args.partitions]
+    runs = alternate(cells, rounds, lambda client, partitions, broker, rnd, count:
+                     run_once(Run(client, partitions, broker, rnd), count, java_cp))
     settings = {"rounds": rounds, "quick": args.quick, "records": records,
                 "warmup_records": {c: min(WARMUP_MAX, int(n * WARMUP_FRACTION)) for c, n in records.items()}}
-    output.parent.mkdir(parents=True, exist_ok=True)
-    payload = {"environment": env, "settings": settings, "runs": [vars(r) for r in runs], "summary": summary}
-    output.write_text(json.dumps(payload, indent=2) + "\n")
-    log(f"wrote {output}")
-    return 1 if any(r.error for r in runs) else 0
+    return report(runs, env, settings, output)
 
 
 if __name__ == "__main__":
