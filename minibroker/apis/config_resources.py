@@ -67,10 +67,15 @@ def alter_broker_target(node: Node, name: str) -> int | None:
 def node_static_configs(node: Node) -> dict[str, Any]:
     """What a Kafka node has in its server.properties and minibroker takes from its command line."""
     static: dict[str, Any] = {"node.id": node.node_id, "broker.id": node.node_id}
-    bind = (node.bind_host or node.host, node.bind_port if node.bind_port is not None else node.port)
-    static["listeners"] = f"PLAINTEXT://{bind[0]}:{bind[1]}"
-    if (node.host, node.port) != bind:
-        static["advertised.listeners"] = f"PLAINTEXT://{node.host}:{node.port}"
+    if node.endpoints:
+        listeners = [(e.listener, e.bind_host, e.bind_port) for e in node.endpoints]
+        advertised = [(e.listener, e.host, e.port) for e in node.endpoints]
+    else:
+        bind = (node.bind_host or node.host, node.bind_port if node.bind_port is not None else node.port)
+        listeners, advertised = [("PLAINTEXT", *bind)], [("PLAINTEXT", node.host, node.port)]
+    static["listeners"] = ",".join(f"{name}://{host}:{port}" for name, host, port in listeners)
+    if advertised != listeners:
+        static["advertised.listeners"] = ",".join(f"{name}://{host}:{port}" for name, host, port in advertised)
     return static
 
 

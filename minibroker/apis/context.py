@@ -18,6 +18,12 @@ class RequestContext:
     correlation_id: int
     client_id: str | None
     client_host: str = ""
+    listener: str = "PLAINTEXT"  # the listener the request came through: Metadata answers with its addresses
+    principal: str = "User:ANONYMOUS"  # who the connection authenticated as (TLS or SASL)
+
+    def address(self, node: Node) -> tuple[str, int]:
+        """Where clients of this listener reach `node`."""
+        return node.address(self.listener)
 
 
 class CloseConnection(Exception):

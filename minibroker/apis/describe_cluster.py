@@ -34,8 +34,8 @@ def handle(request: DescribeClusterRequest, ctx: RequestContext) -> DescribeClus
     return DescribeClusterResponse(
         throttle_time_ms=0, error_code=0, error_message=None, endpoint_type=BROKERS_ENDPOINT,
         cluster_id=cluster.cluster_id, controller_id=cluster.controller_id,
-        brokers=[_Broker(broker_id=n.node_id, host=n.host, port=n.port, rack=n.rack, is_fenced=False)
-                 for n in cluster.nodes],
+        brokers=[_Broker(broker_id=n.node_id, host=ctx.address(n)[0], port=ctx.address(n)[1], rack=n.rack,
+                         is_fenced=False) for n in cluster.nodes],
         authorized_operations=operations,
     )
 

@@ -140,7 +140,7 @@ Adjust = Callable[[int, int, Any], tuple[Any, Callable[[Any], None] | None]]
 
 
 def handle_frame(frame: memoryview, cluster: Cluster, node: Node, client_host: str = "",
-                 adjust: Adjust | None = None) -> Outcome:
+                 adjust: Adjust | None = None, listener: str = "PLAINTEXT") -> Outcome:
     """Handle one request frame; CloseConnection when Kafka would drop the connection.
 
     `adjust` lets test control (minibroker/testing/control.py) answer instead, or change the answer.
@@ -163,7 +163,7 @@ def handle_frame(frame: memoryview, cluster: Cluster, node: Node, client_host: s
         # Kafka's SocketServer closes the connection when RequestContext.parseRequest throws
         raise CloseConnection(request_parse_error(header.api_key, header.api_version, str(exc))) from exc
     ctx = RequestContext(cluster, node, header.api_key, header.api_version, header.correlation_id, header.client_id,
-                         client_host)
+                         client_host, listener)
     finish = None
     if adjust is not None:
         replacement, finish = adjust(header.api_key, header.api_version, request)

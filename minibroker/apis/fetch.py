@@ -120,8 +120,8 @@ def _build_response(request: FetchRequest, ctx: RequestContext,
         for node_id in sorted(leaders):
             node = ctx.cluster.node(node_id)
             if node is not None:
-                node_endpoints.append(_NodeEndpoint(node_id=node.node_id, host=node.host, port=node.port,
-                                                    rack=node.rack))
+                host, port = ctx.address(node)
+                node_endpoints.append(_NodeEndpoint(node_id=node.node_id, host=host, port=port, rack=node.rack))
     return FetchResponse(throttle_time_ms=0, error_code=0, session_id=0, responses=list(by_topic.values()),
                          node_endpoints=node_endpoints)
 

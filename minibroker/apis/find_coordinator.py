@@ -20,13 +20,13 @@ def handle(request: FindCoordinatorRequest, ctx: RequestContext) -> FindCoordina
         for key in request.coordinator_keys:
             code, node = _lookup(ctx, key, key_type)
             coordinators.append(FindCoordinatorResponse.Coordinator(
-                key=key, node_id=node.node_id if node else -1, host=node.host if node else "",
-                port=node.port if node else -1, error_code=code, error_message=None))
+                key=key, node_id=node.node_id if node else -1, host=ctx.address(node)[0] if node else "",
+                port=ctx.address(node)[1] if node else -1, error_code=code, error_message=None))
         return FindCoordinatorResponse(throttle_time_ms=0, coordinators=coordinators)
     code, node = _lookup(ctx, request.key, key_type)
     return FindCoordinatorResponse(throttle_time_ms=0, error_code=code, error_message=None,
-                                   node_id=node.node_id if node else -1, host=node.host if node else "",
-                                   port=node.port if node else -1)
+                                   node_id=node.node_id if node else -1,
+                                   host=ctx.address(node)[0] if node else "", port=ctx.address(node)[1] if node else -1)
 
 
 def _lookup(ctx: RequestContext, key: str, key_type: int):  # type: ignore[no-untyped-def]

@@ -86,7 +86,8 @@ def handle(request: MetadataRequest, ctx: RequestContext) -> MetadataResponse:
                 entry.authorized_operations = set(TOPIC_OPERATIONS)
     return MetadataResponse(
         throttle_time_ms=0,
-        brokers=[_Broker(node_id=n.node_id, host=n.host, port=n.port, rack=n.rack) for n in cluster.nodes],
+        brokers=[_Broker(node_id=n.node_id, host=ctx.address(n)[0], port=ctx.address(n)[1], rack=n.rack)
+                 for n in cluster.nodes],
         cluster_id=cluster.cluster_id,
         controller_id=cluster.controller_id,
         topics=by_id + topics,

@@ -84,8 +84,8 @@ def handle(request: ProduceRequest, ctx: RequestContext) -> ProduceResponse | No
         for node_id in sorted(leaders):
             node = cluster.node(node_id)
             if node is not None:
-                node_endpoints.append(_NodeEndpoint(node_id=node.node_id, host=node.host, port=node.port,
-                                                    rack=node.rack))
+                host, port = ctx.address(node)
+                node_endpoints.append(_NodeEndpoint(node_id=node.node_id, host=host, port=port, rack=node.rack))
     return ProduceResponse(responses=topic_responses, throttle_time_ms=0, node_endpoints=node_endpoints)
 
 

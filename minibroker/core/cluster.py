@@ -47,8 +47,25 @@ _CODECS = {"uncompressed": 0, "gzip": 1, "snappy": 2, "lz4": 3, "zstd": 4}
 
 
 @dataclass
+class Endpoint:
+    """One listener of a node: its name and security protocol, where it binds and what Metadata tells clients."""
+
+    listener: str
+    security_protocol: str
+    host: str
+    port: int
+    bind_host: str
+    bind_port: int
+
+
+@dataclass
 class Node:
-    """A broker node as Metadata describes it."""
+    """A broker node as Metadata describes it.
+
+    `host`/`port` (and `bind_host`/`bind_port`) are its first listener's; `endpoints` are all of them
+    (`listeners`, `advertised.listeners`), and clients are told the addresses of the listener they
+    connected through (`address`).
+    """
 
     node_id: int
     host: str  # what Metadata advertises
@@ -59,6 +76,14 @@ class Node:
     bind_port: int | None = None
     # the Kafka release this node speaks as (apis/releases.py); only "latest" has KIP-1269
     release: str = "latest"
+    endpoints: list[Endpoint] = field(default_factory=list)
+
+    def address(self, listener: str | None = None) -> tuple[str, int]:
+        """The advertised host and port of `listener` (default: the first listener)."""
+        for endpoint in self.endpoints:
+            if endpoint.listener == listener:
+                return endpoint.host, endpoint.port
+        return self.host, self.port
 
     @property
     def kip1269(self) -> bool:

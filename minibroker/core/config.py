@@ -10,9 +10,9 @@ go through it, so a bound is enforced everywhere at once.
 
 Every config Kafka lists is described with Kafka's default. What minibroker does with one is its support:
 IMPLEMENTED configs change behaviour; INERT ones tune what an in-memory broker does not have (threads,
-buffers, disk flushing, index files) and are accepted with any valid value; UNSUPPORTED ones (listeners,
-security, quotas, tiered storage, plugins, ...) keep Kafka's default, and any other value is refused, so a
-client is never told something took effect that did not.
+buffers, disk flushing, index files) and are accepted with any valid value; UNSUPPORTED ones (quotas,
+tiered storage, plugins, what the security work has not reached yet, ...) keep Kafka's default, and any
+other value is refused, so a client is never told something took effect that did not.
 """
 
 from __future__ import annotations
@@ -27,9 +27,11 @@ from typing import Any
 
 from ..protocol.errors import ErrorCode, KafkaError
 from .config_table import BROKER_TABLE, TOPIC_TABLE
+from .listeners import ListenerConfigError, advertised_listeners, parse_listeners, parse_protocol_map
 
 LONG_MAX = 2**63 - 1
 INT_MAX = 2**31 - 1
+LISTENER_PREFIX = "listener.name."
 
 
 class ConfigType(IntEnum):
@@ -295,6 +297,7 @@ _IMPLEMENTED_BROKER = frozenset({
     "transaction.state.log.num.partitions", "transaction.state.log.replication.factor",
     "max.connections", "max.connections.per.ip", "max.connections.per.ip.overrides", "connections.max.idle.ms",
     "socket.listen.backlog.size", "queued.max.request.bytes",
+    "listeners", "advertised.listeners", "listener.security.protocol.map",
 })
 
 # Accepted with any valid value: they tune threads, buffers, files, disk flushing, replication fetchers,
@@ -344,12 +347,6 @@ _IMPLEMENTED_TOPIC = frozenset({
 
 # Where minibroker's default differs from Kafka's (DESIGN.md: no initial rebalance delay by default).
 _MINIBROKER_DEFAULTS: dict[str, Any] = {"group.initial.rebalance.delay.ms": 0}
-
-# Where to look instead, for configs minibroker takes from its command line.
-_HINTS = {
-    "listeners": " (minibroker listens where --host, --port and --ports say)",
-    "advertised.listeners": " (use --advertised-listeners)",
-}
 
 _DOCS = {
     "log.producer.state.batches.to.retain":
@@ -426,6 +423,9 @@ _LISTENER_ONLY_SECURITY_CONFIGS = frozenset({
     "ssl.keystore.key", "ssl.truststore.certificates",
 })
 
+# Dynamic in Kafka (DynamicListenerConfig), read at start-up only here: the listeners bind once
+_STARTUP_ONLY = frozenset({"listeners", "listener.security.protocol.map"})
+
 # IncrementalAlterConfigs operations (AlterConfigOp.OpType)
 SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
 
@@ -457,7 +457,7 @@ def refuse_unsupported(definition: ConfigDef, value: Any) -> None:
         return
     default = (f"; it only accepts Kafka's default, {definition.render(definition.default)!r}"
                if definition.has_default else "")
-    raise ConfigError(f"minibroker does not implement {definition.name}{default}{_HINTS.get(definition.name, '')}")
+    raise ConfigError(f"minibroker does not implement {definition.name}{default}")
 
 
 def scala_set(names: Iterable[str]) -> str:
@@ -517,7 +517,12 @@ class BrokerConfig:
         self.dynamic_default: Layer = {}
         self.dynamic_node: dict[int, Layer] = {}
         self.version = 0  # bumped by every change of a dynamic layer, so readers can cache effective values
+        # `listener.name.<listener>.<config>`: a config for one listener only (Kafka's ListenerName.configPrefix)
+        self.listener_static: dict[str, Layer] = {}
         for name, raw in (static or {}).items():
+            if name.startswith(LISTENER_PREFIX):
+                self._add_listener_config(name, raw)
+                continue
             definition = self.broker_def(name)
             value = definition.parse(raw)
             refuse_unsupported(definition, value)
@@ -528,9 +533,38 @@ class BrokerConfig:
                               "socket.request.max.bytes")
         if self["max.connections.per.ip"] == 0 and not self["max.connections.per.ip.overrides"]:
             raise ConfigError(ZERO_CONNECTIONS_PER_IP)
+        try:
+            self.protocol_map = parse_protocol_map(self["listener.security.protocol.map"])
+            self.listeners = parse_listeners(self["listeners"], self.protocol_map) if "listeners" in self.static else []
+            advertised = self.static.get("advertised.listeners")
+            self.advertised = advertised_listeners(advertised, self.listeners, self.protocol_map) if advertised else []
+        except ListenerConfigError as exc:
+            raise ConfigError(str(exc)) from None
+        if self.advertised and not self.listeners:
+            raise ConfigError("advertised.listeners needs listeners: set both (or use --advertised-listeners)")
         # the first node's id: `node.id`, or its older alias `broker.id`, else 0
         node_id = self.static["node.id"] if "node.id" in self.static else self.static.get("broker.id", 0)
         self._node_id = int(node_id)
+
+    def _add_listener_config(self, name: str, raw: Any) -> None:
+        """Keep `listener.name.<listener>.<config>`, parsed as <config> is (a SASL mechanism may precede
+        `sasl.jaas.config`, as in `listener.name.sasl_ssl.scram-sha-256.sasl.jaas.config`)."""
+        listener, _, config = name[len(LISTENER_PREFIX):].partition(".")
+        base = config
+        mechanism, _, rest = config.partition(".")
+        if rest == "sasl.jaas.config" and mechanism:
+            base = rest
+        if not listener or base not in BROKER_CONFIGS or base in self.unknown:
+            raise ConfigError(f"Unknown broker config name: {name}")
+        definition = self.broker_def(base)
+        value = definition.parse(raw)
+        refuse_unsupported(definition, value)
+        self.listener_static.setdefault(listener, {})[config] = value
+
+    def listener_value(self, listener: str, name: str) -> Any:
+        """Config `name` as listener `listener` sees it: its `listener.name.` override, else the broker's."""
+        overrides = self.listener_static.get(listener.lower(), {})
+        return overrides[name] if name in overrides else self.value(name)
 
     # -- definitions -----------------------------------------------------------------------------------------
 
@@ -745,6 +779,8 @@ class BrokerConfig:
             raise KafkaError(ErrorCode.INVALID_REQUEST, ZERO_CONNECTIONS_PER_IP)
         for name, value in parsed.items():
             refuse_unsupported(known[name], value)
+            if name in _STARTUP_ONLY:
+                raise ConfigError(f"minibroker does not implement dynamic updates of {name}: set it at start-up")
             if node_id not in (None, self._node_id) and known[name].support is Support.IMPLEMENTED:
                 # the core reads configs as the first node has them (see value())
                 raise ConfigError(f"minibroker applies {name} to the whole cluster: set it on broker "

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from ..apis.context import CloseConnection
 from ..apis.dispatch import Answer, Deferred, NoReply, Reply, handle_frame
-from ..core.cluster import Cluster, Node
+from ..core.cluster import Cluster, Endpoint, Node
 from ..protocol.errors import KafkaError
 from .connection import SEND, Closed, Connection, DropConnection, Request, RequestHook
 from .quotas import ConnectionQuotas, RequestMemory
@@ -32,6 +32,7 @@ class Listener:
     cluster: Cluster
     node: Node
     read_buffer: bytearray
+    endpoint: Endpoint | None = None  # None: the node's first listener
     connections: set[ConnectionAdapter] = field(default_factory=set)
     hook: RequestHook | None = None
     quotas: ConnectionQuotas | None = None
@@ -49,6 +50,7 @@ class ConnectionAdapter(asyncio.BufferedProtocol):
         self.listener = listener
         self.cluster = listener.cluster
         self.node = listener.node
+        self.listener_name = listener.endpoint.listener if listener.endpoint is not None else "PLAINTEXT"
         self.state = Connection(
             self.cluster.config["socket.request.max.bytes"], self.cluster.clock.now_ms, self.node.node_id,
             listener.hook, listener.request_memory, self._update_reading,
@@ -159,7 +161,8 @@ class ConnectionAdapter(asyncio.BufferedProtocol):
             self._request_log.request(request.frame)
         try:
             adjust = hook.before_handling(request.token) if hook is not None else None
-            outcome = handle_frame(memoryview(request.frame), self.cluster, self.node, self.client_host, adjust)
+            outcome = handle_frame(memoryview(request.frame), self.cluster, self.node, self.client_host, adjust,
+                                   self.listener_name)
         except CloseConnection as exc:
             self._close(str(exc))
             return

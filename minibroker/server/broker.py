@@ -10,7 +10,7 @@ from typing import Any
 
 from ..apis.releases import LATEST, release
 from ..core.clock import Clock
-from ..core.cluster import Cluster, Node
+from ..core.cluster import Cluster, Endpoint, Node
 from ..core.config import KIP1269_CONFIGS, BrokerConfig
 from .adapter import READ_BUFFER_SIZE, ConnectionAdapter, Listener
 from .connection import RequestHook
@@ -72,7 +72,7 @@ class Broker:
         """
         self.host = host
         self.port = port
-        first_id = BrokerConfig(config).node_id  # raises ConfigError on a bad config
+        broker_config = BrokerConfig(config)  # raises ConfigError on a bad config, listeners included
         if ports is None:
             ports = [port + i if port else 0 for i in range(nodes)]
         if not ports:
@@ -82,10 +82,21 @@ class Broker:
         host_for_clients = advertised_host_for(host, advertised_host)
         # said once at start(): only when the wildcard rule chose the advertised host
         self._wildcard_note = advertised_listeners is None and host_for_clients != host and not advertised_host
+        # endpoints whose advertised port is the one bound at start (port 0 asks for any free one)
+        self._follow_bound_port: set[tuple[int, str]] = set()
         cluster_nodes = []
         for i, node_port in enumerate(ports):
-            advertised = advertised_listeners[i] if advertised_listeners else (host_for_clients, node_port)
-            cluster_nodes.append(Node(first_id + i, advertised[0], advertised[1], bind_host=host, bind_port=node_port))
+            node_id = broker_config.node_id + i
+            if broker_config.listeners:  # `listeners` (and `advertised.listeners`) in the config
+                endpoints = self._configured_endpoints(broker_config, i, node_id, advertised_host)
+            else:  # --host/--port: one PLAINTEXT listener
+                advertised = advertised_listeners[i] if advertised_listeners else (host_for_clients, node_port)
+                if advertised_listeners is None:
+                    self._follow_bound_port.add((node_id, "PLAINTEXT"))
+                endpoints = [Endpoint("PLAINTEXT", "PLAINTEXT", advertised[0], advertised[1], host, node_port)]
+            first = endpoints[0]
+            cluster_nodes.append(Node(node_id, first.host, first.port, bind_host=first.bind_host,
+                                      bind_port=first.bind_port, endpoints=endpoints))
         node_releases = node_releases or {}
         for name in {as_version, *node_releases.values()}:
             release(name)  # ValueError for an unknown release
@@ -95,11 +106,26 @@ class Broker:
         for node in cluster_nodes:
             node.release = node_releases.get(node.node_id, as_version)
         self.cluster = Cluster(cluster_config(config, cluster_nodes[0].release), clock, nodes=cluster_nodes)
-        self._advertised_given = advertised_listeners is not None
         self._servers: list[asyncio.base_events.Server] = []
         self._ticker: asyncio.Task[None] | None = None
         self._listeners: list[Listener] = []
         self._request_hook: RequestHook | None = None
+
+    def _configured_endpoints(self, config: BrokerConfig, index: int, node_id: int,
+                              advertised_host: str | None) -> list[Endpoint]:
+        """Node `index`'s endpoints from `listeners`/`advertised.listeners`: ports shift by the node's index."""
+        advertised = {spec.name: spec for spec in config.advertised}
+        endpoints = []
+        for spec in config.listeners:
+            bind_port = spec.port + index if spec.port else 0
+            told = advertised.get(spec.name)
+            if told is not None and told.port:
+                host, port = told.host or advertised_host_for(spec.host, advertised_host), told.port + index
+            else:
+                host, port = advertised_host_for(spec.host, advertised_host), bind_port
+                self._follow_bound_port.add((node_id, spec.name))
+            endpoints.append(Endpoint(spec.name, spec.security_protocol, host, port, spec.host, bind_port))
+        return endpoints
 
     @property
     def connections(self) -> list[ConnectionAdapter]:
@@ -125,9 +151,20 @@ class Broker:
         return ",".join(f"{n.host}:{n.port}" for n in self.cluster.nodes)
 
     def listeners(self) -> list[dict[str, Any]]:
-        """Each node's bind and advertised address, as the ready signal of `minibroker serve` gives them."""
-        return [{"node_id": n.node_id, "host": n.bind_host, "port": n.bind_port,
-                 "advertised_host": n.host, "advertised_port": n.port} for n in self.cluster.nodes]
+        """Each node's bind and advertised address, as the ready signal of `minibroker serve` gives them.
+
+        The first listener's at the top level of each entry; with several, all of them under "listeners".
+        """
+        described = []
+        for n in self.cluster.nodes:
+            entry: dict[str, Any] = {"node_id": n.node_id, "host": n.bind_host, "port": n.bind_port,
+                                     "advertised_host": n.host, "advertised_port": n.port}
+            if len(n.endpoints) > 1:
+                entry["listeners"] = [{"name": e.listener, "security_protocol": e.security_protocol,
+                                       "host": e.bind_host, "port": e.bind_port, "advertised_host": e.host,
+                                       "advertised_port": e.port} for e in n.endpoints]
+            described.append(entry)
+        return described
 
     async def start(self) -> None:
         """Bind every node's listener and start the clock ticks."""
@@ -137,19 +174,24 @@ class Broker:
         read_buffer = bytearray(READ_BUFFER_SIZE)
         for node in self.cluster.nodes:
             # quotas and request memory per node, as each Kafka broker's SocketServer has its own
-            listener = Listener(self.cluster, node, read_buffer, hook=self._request_hook,
-                                quotas=ConnectionQuotas(self.cluster.config),
-                                request_memory=RequestMemory(self.cluster.config["queued.max.request.bytes"]))
-            self._listeners.append(listener)
-            server = await loop.create_server(
-                functools.partial(ConnectionAdapter, listener),
-                node.bind_host, node.bind_port or 0, reuse_address=True,
-                backlog=self.cluster.config["socket.listen.backlog.size"],
-            )
-            node.bind_port = server.sockets[0].getsockname()[1]
-            if not self._advertised_given:
-                node.port = node.bind_port
-            self._servers.append(server)
+            quotas = ConnectionQuotas(self.cluster.config)
+            request_memory = RequestMemory(self.cluster.config["queued.max.request.bytes"])
+            for endpoint in node.endpoints:
+                listener = Listener(self.cluster, node, read_buffer, endpoint=endpoint, hook=self._request_hook,
+                                    quotas=quotas, request_memory=request_memory)
+                self._listeners.append(listener)
+                server = await loop.create_server(
+                    functools.partial(ConnectionAdapter, listener),
+                    endpoint.bind_host or None, endpoint.bind_port or 0, reuse_address=True,
+                    backlog=self.cluster.config["socket.listen.backlog.size"],
+                )
+                endpoint.bind_port = server.sockets[0].getsockname()[1]
+                if (node.node_id, endpoint.listener) in self._follow_bound_port:
+                    endpoint.port = endpoint.bind_port
+                self._servers.append(server)
+            first = node.endpoints[0]
+            node.host, node.port = first.host, first.port
+            node.bind_host, node.bind_port = first.bind_host, first.bind_port
         self.port = self.cluster.nodes[0].bind_port or 0
         if self._wildcard_note:
             log.info("listening on every interface (%r): advertising %s to clients, which reaches the broker from "

@@ -99,9 +99,6 @@ def test_gzip_level_minus_one_is_valid():
 
 
 @pytest.mark.parametrize(("settings", "message"), [
-    ({"listeners": "PLAINTEXT://:19092"},
-     "minibroker does not implement listeners; it only accepts Kafka's default, 'PLAINTEXT://:9092' "
-     "(minibroker listens where --host, --port and --ports say)"),
     ({"authorizer.class.name": "org.example.Authorizer"},
      "minibroker does not implement authorizer.class.name; it only accepts Kafka's default, ''"),
     ({"process.roles": "broker,controller"}, "minibroker does not implement process.roles"),
