@@ -68,3 +68,4 @@ def test_answers_the_fast_path_does_not_write_go_to_the_engine() -> None:
     with_endpoint.node_endpoints = [_Endpoint(node_id=2, host="h", port=1, rack=None)]
     assert encode_produce_response(with_endpoint, 11) is None
     assert encode_produce_response(one(current_leader=_Leader(leader_id=2, leader_epoch=1)), 9) is not None
+    assert encode_produce_response(one(error_code=2), 11) is not None
