@@ -8,6 +8,15 @@ from ..core.cluster import Cluster, Node
 
 
 @dataclass(slots=True)
+class Session:
+    """Who is on the other end of a connection: where from, through which listener, authenticated as whom."""
+
+    client_host: str = ""  # as Kafka shows it, "/127.0.0.1"
+    listener: str = "PLAINTEXT"
+    principal: str = "User:ANONYMOUS"
+
+
+@dataclass(slots=True)
 class RequestContext:
     """The cluster, the node this listener speaks for, and the request header."""
 

@@ -19,7 +19,7 @@ from ..protocol.errors import KafkaError
 from ..protocol.messages import REQUESTS, RESPONSES, MalformedRequest, decode_request, request_parse_error
 from ..protocol.stored_batches import encode_with_stored_batches
 from . import API_MODULES, accepted_versions, api_versions
-from .context import CloseConnection, RequestContext
+from .context import CloseConnection, RequestContext, Session
 
 log = logging.getLogger("minibroker.requests")
 
@@ -134,13 +134,15 @@ class Deferred:
 
 Outcome = Reply | NoReply | Deferred
 
+_NO_SESSION = Session()
+
 
 # Test control's hook: (api key, version, request) -> (an answer to send instead, or None; a hook on the answer)
 Adjust = Callable[[int, int, Any], tuple[Any, Callable[[Any], None] | None]]
 
 
-def handle_frame(frame: memoryview, cluster: Cluster, node: Node, client_host: str = "",
-                 adjust: Adjust | None = None, listener: str = "PLAINTEXT") -> Outcome:
+def handle_frame(frame: memoryview, cluster: Cluster, node: Node, session: Session | None = None,
+                 adjust: Adjust | None = None) -> Outcome:
     """Handle one request frame; CloseConnection when Kafka would drop the connection.
 
     `adjust` lets test control (minibroker/testing/control.py) answer instead, or change the answer.
@@ -162,8 +164,9 @@ def handle_frame(frame: memoryview, cluster: Cluster, node: Node, client_host: s
     except MalformedRequest as exc:
         # Kafka's SocketServer closes the connection when RequestContext.parseRequest throws
         raise CloseConnection(request_parse_error(header.api_key, header.api_version, str(exc))) from exc
+    session = session or _NO_SESSION
     ctx = RequestContext(cluster, node, header.api_key, header.api_version, header.correlation_id, header.client_id,
-                         client_host, listener)
+                         session.client_host, session.listener, session.principal)
     finish = None
     if adjust is not None:
         replacement, finish = adjust(header.api_key, header.api_version, request)

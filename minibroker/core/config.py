@@ -298,12 +298,20 @@ _IMPLEMENTED_BROKER = frozenset({
     "max.connections", "max.connections.per.ip", "max.connections.per.ip.overrides", "connections.max.idle.ms",
     "socket.listen.backlog.size", "queued.max.request.bytes",
     "listeners", "advertised.listeners", "listener.security.protocol.map",
+    # TLS listeners (server/tls.py)
+    "ssl.keystore.type", "ssl.keystore.location", "ssl.keystore.password", "ssl.key.password",
+    "ssl.keystore.certificate.chain", "ssl.keystore.key", "ssl.truststore.type", "ssl.truststore.location",
+    "ssl.truststore.password", "ssl.truststore.certificates", "ssl.client.auth", "ssl.enabled.protocols",
+    "ssl.cipher.suites", "ssl.principal.mapping.rules",
 })
 
 # Accepted with any valid value: they tune threads, buffers, files, disk flushing, replication fetchers,
 # metrics sampling or coordinator internals that an in-memory, in-process broker does not have, so no client
 # can tell the difference.
 _INERT_BROKER = frozenset({
+    # JVM-side TLS plumbing and settings for the broker's own outbound connections, which it has none of
+    "ssl.protocol", "ssl.keymanager.algorithm", "ssl.trustmanager.algorithm", "ssl.secure.random.implementation",
+    "ssl.endpoint.identification.algorithm", "ssl.allow.dn.changes", "ssl.allow.san.changes",
     "background.threads", "num.io.threads", "num.network.threads", "num.recovery.threads.per.data.dir",
     "num.replica.fetchers", "num.replica.alter.log.dirs.threads", "log.cleaner.threads",
     "group.coordinator.threads", "share.coordinator.threads", "socket.send.buffer.bytes",

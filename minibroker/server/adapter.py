@@ -10,15 +10,17 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import ssl
 from dataclasses import dataclass, field
 
-from ..apis.context import CloseConnection
+from ..apis.context import CloseConnection, Session
 from ..apis.dispatch import Answer, Deferred, NoReply, Reply, handle_frame
 from ..core.cluster import Cluster, Endpoint, Node
 from ..protocol.errors import KafkaError
 from .connection import SEND, Closed, Connection, DropConnection, Request, RequestHook
 from .quotas import ConnectionQuotas, RequestMemory
 from .request_log import RequestLog
+from .tls import PrincipalMappingError, principal_from_certificate
 
 log = logging.getLogger("minibroker.connection")
 
@@ -33,6 +35,8 @@ class Listener:
     node: Node
     read_buffer: bytearray
     endpoint: Endpoint | None = None  # None: the node's first listener
+    ssl_context: ssl.SSLContext | None = None  # SSL and SASL_SSL listeners
+    principal_mapping_rules: str = "DEFAULT"  # ssl.principal.mapping.rules
     connections: set[ConnectionAdapter] = field(default_factory=set)
     hook: RequestHook | None = None
     quotas: ConnectionQuotas | None = None
@@ -50,7 +54,7 @@ class ConnectionAdapter(asyncio.BufferedProtocol):
         self.listener = listener
         self.cluster = listener.cluster
         self.node = listener.node
-        self.listener_name = listener.endpoint.listener if listener.endpoint is not None else "PLAINTEXT"
+        self.session = Session(listener=listener.endpoint.listener if listener.endpoint is not None else "PLAINTEXT")
         self.state = Connection(
             self.cluster.config["socket.request.max.bytes"], self.cluster.clock.now_ms, self.node.node_id,
             listener.hook, listener.request_memory, self._update_reading,
@@ -72,6 +76,7 @@ class ConnectionAdapter(asyncio.BufferedProtocol):
         peer = transport.get_extra_info("peername")
         self.peer = f"{peer[0]}:{peer[1]}" if peer else "?"
         self.client_host = f"/{peer[0]}" if peer else ""  # Kafka shows hosts as "/127.0.0.1"
+        self.session.client_host = self.client_host
         quotas = self.listener.quotas
         if quotas is not None and peer:
             refused = quotas.admit(peer[0])
@@ -82,9 +87,30 @@ class ConnectionAdapter(asyncio.BufferedProtocol):
                 transport.close()
                 return
             self._admitted_ip = peer[0]
+        if self.listener.ssl_context is not None and not self._authenticate_certificate(transport):
+            return
         if log.isEnabledFor(logging.DEBUG):
             self._request_log = RequestLog(self.peer)
             log.debug("connection from %s opened on node %d", self.peer, self.node.node_id)
+
+    def _authenticate_certificate(self, transport: asyncio.BaseTransport) -> bool:
+        """The principal of a TLS client, as Kafka's DefaultKafkaPrincipalBuilder derives it from its certificate.
+
+        The handshake is over when asyncio calls connection_made. On SASL_SSL the principal comes from SASL.
+        """
+        ssl_object = transport.get_extra_info("ssl_object")
+        certificate = ssl_object.getpeercert(binary_form=True) if ssl_object is not None else None
+        try:
+            principal = principal_from_certificate(certificate, self.listener.principal_mapping_rules)
+        except PrincipalMappingError as exc:
+            log.info("closing connection from %s: %s", self.peer, exc)
+            self.state.close(str(exc))
+            transport.close()
+            return False
+        endpoint = self.listener.endpoint
+        if endpoint is None or endpoint.security_protocol == "SSL":
+            self.session.principal = principal
+        return True
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.state.close("connection lost")
@@ -161,8 +187,7 @@ class ConnectionAdapter(asyncio.BufferedProtocol):
             self._request_log.request(request.frame)
         try:
             adjust = hook.before_handling(request.token) if hook is not None else None
-            outcome = handle_frame(memoryview(request.frame), self.cluster, self.node, self.client_host, adjust,
-                                   self.listener_name)
+            outcome = handle_frame(memoryview(request.frame), self.cluster, self.node, self.session, adjust)
         except CloseConnection as exc:
             self._close(str(exc))
             return

@@ -6,15 +6,17 @@ import asyncio
 import contextlib
 import functools
 import logging
+import ssl
 from typing import Any
 
 from ..apis.releases import LATEST, release
 from ..core.clock import Clock
 from ..core.cluster import Cluster, Endpoint, Node
-from ..core.config import KIP1269_CONFIGS, BrokerConfig
+from ..core.config import KIP1269_CONFIGS, BrokerConfig, ConfigError
 from .adapter import READ_BUFFER_SIZE, ConnectionAdapter, Listener
 from .connection import RequestHook
 from .quotas import ConnectionQuotas, RequestMemory
+from .tls import TlsConfigError, server_ssl_context
 
 log = logging.getLogger("minibroker")
 
@@ -40,6 +42,29 @@ def cluster_config(config: dict[str, Any] | None, controller_release: str) -> Br
     """The broker configs as the controller's release knows them: older releases lack KIP-1269's."""
     unknown = frozenset() if release(controller_release).kip1269 else KIP1269_CONFIGS
     return BrokerConfig(config, unknown)  # raises ConfigError on a bad or unknown config
+
+
+TLS_PROTOCOLS = frozenset({"SSL", "SASL_SSL"})
+# the `ssl.*` configs server/tls.py reads (DefaultSslEngineFactory's)
+TLS_CONFIGS = (
+    "ssl.keystore.type", "ssl.keystore.location", "ssl.keystore.password", "ssl.key.password",
+    "ssl.keystore.certificate.chain", "ssl.keystore.key", "ssl.truststore.type", "ssl.truststore.location",
+    "ssl.truststore.password", "ssl.truststore.certificates", "ssl.client.auth", "ssl.enabled.protocols",
+    "ssl.cipher.suites",
+)
+
+
+def tls_context(config: BrokerConfig, endpoint: Endpoint) -> ssl.SSLContext:
+    """The TLS context of an SSL or SASL_SSL listener from its `ssl.*` configs (listener overrides first)."""
+    values = {name: config.listener_value(endpoint.listener, name) for name in TLS_CONFIGS}
+    prefixed = config.listener_static.get(endpoint.listener.lower(), {})
+    if endpoint.security_protocol == "SASL_SSL" and "ssl.client.auth" not in prefixed:
+        # Kafka's ChannelBuilders: on SASL_SSL only a listener-prefixed ssl.client.auth applies
+        values["ssl.client.auth"] = "none"
+    try:
+        return server_ssl_context(values)
+    except TlsConfigError as exc:
+        raise ConfigError(f"listener {endpoint.listener}: {exc}") from None
 
 
 class Broker:
@@ -110,6 +135,9 @@ class Broker:
         self._ticker: asyncio.Task[None] | None = None
         self._listeners: list[Listener] = []
         self._request_hook: RequestHook | None = None
+        # one TLS context per listener name (built now: a bad keystore refuses to start, as in Kafka)
+        self._tls = {endpoint.listener: tls_context(self.cluster.config, endpoint)
+                     for endpoint in cluster_nodes[0].endpoints if endpoint.security_protocol in TLS_PROTOCOLS}
 
     def _configured_endpoints(self, config: BrokerConfig, index: int, node_id: int,
                               advertised_host: str | None) -> list[Endpoint]:
@@ -177,13 +205,16 @@ class Broker:
             quotas = ConnectionQuotas(self.cluster.config)
             request_memory = RequestMemory(self.cluster.config["queued.max.request.bytes"])
             for endpoint in node.endpoints:
-                listener = Listener(self.cluster, node, read_buffer, endpoint=endpoint, hook=self._request_hook,
-                                    quotas=quotas, request_memory=request_memory)
+                context = self._tls.get(endpoint.listener)
+                listener = Listener(self.cluster, node, read_buffer, endpoint=endpoint, ssl_context=context,
+                                    principal_mapping_rules=self.cluster.config.listener_value(
+                                        endpoint.listener, "ssl.principal.mapping.rules"),
+                                    hook=self._request_hook, quotas=quotas, request_memory=request_memory)
                 self._listeners.append(listener)
                 server = await loop.create_server(
                     functools.partial(ConnectionAdapter, listener),
                     endpoint.bind_host or None, endpoint.bind_port or 0, reuse_address=True,
-                    backlog=self.cluster.config["socket.listen.backlog.size"],
+                    backlog=self.cluster.config["socket.listen.backlog.size"], ssl=context,
                 )
                 endpoint.bind_port = server.sockets[0].getsockname()[1]
                 if (node.node_id, endpoint.listener) in self._follow_bound_port:

@@ -23,7 +23,7 @@ import pytest
 from kafka.protocol.api_message import ApiMessage
 
 from minibroker.apis import API_MODULES
-from minibroker.apis.context import CloseConnection
+from minibroker.apis.context import CloseConnection, Session
 from minibroker.apis.dispatch import Deferred, Reply, handle_frame
 from minibroker.core.cluster import Cluster, Node
 from minibroker.protocol.errors import KafkaError
@@ -142,7 +142,7 @@ def cluster() -> Cluster:
 
 def answer(cluster: Cluster, data: bytes) -> bytes | None:
     """The bytes the broker would send for one request frame; CloseConnection/KafkaError when it closes instead."""
-    outcome = handle_frame(memoryview(data), cluster, cluster.nodes[0], "/127.0.0.1")
+    outcome = handle_frame(memoryview(data), cluster, cluster.nodes[0], Session(client_host="/127.0.0.1"))
     if isinstance(outcome, Deferred):  # do not wait: end the wait now and build the answer
         outcome.pending.complete()
         return outcome.encode(outcome.pending.result())

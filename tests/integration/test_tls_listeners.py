@@ -1,0 +1,138 @@
+"""SSL listeners with real clients: server certificates as Kafka configures them, mutual TLS and its principal."""
+
+from __future__ import annotations
+
+import socket
+import ssl
+from pathlib import Path
+from typing import Any
+
+import pytest
+from confluent_kafka import Consumer, Producer, TopicPartition
+
+from minibroker.core.config import ConfigError
+from minibroker.protocol.messages import ApiVersionsRequest
+from minibroker.testing.certs import make_broker_certificate, make_ca, make_client_certificate
+from minibroker.testing.embedded import BrokerThread
+from minibroker.testing.wire import WireClient
+
+
+@pytest.fixture(scope="module")
+def pki(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    directory = tmp_path_factory.mktemp("pki")
+    ca = make_ca(directory)
+    return ca, make_broker_certificate(ca), make_client_certificate(ca, "alice")
+
+
+def tls_config(pki: Any, kind: str = "PEM", **extra: str) -> dict[str, str]:
+    ca, broker, _client = pki
+    return {"listeners": "PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0", **broker.keystore_configs(kind),
+            **ca.truststore_configs("PEM"), **extra}
+
+
+def ssl_port(broker: BrokerThread) -> int:
+    return next(e.bind_port for e in broker.cluster.nodes[0].endpoints if e.listener == "SSL")
+
+
+def round_trip(bootstrap: str, topic: str, settings: dict[str, str]) -> list[bytes]:
+    producer = Producer({"bootstrap.servers": bootstrap, "security.protocol": "SSL", **settings})
+    for i in range(3):
+        producer.produce(topic, f"record-{i}".encode())
+    assert producer.flush(30) == 0
+    consumer = Consumer({"bootstrap.servers": bootstrap, "security.protocol": "SSL", "group.id": "tls",
+                         "enable.auto.commit": False, **settings})
+    consumer.assign([TopicPartition(topic, 0, 0)])
+    values: list[bytes] = []
+    try:
+        while len(values) < 3:
+            message = consumer.poll(10)
+            assert message is not None and message.error() is None
+            values.append(message.value())
+    finally:
+        consumer.close()
+    return values
+
+
+@pytest.mark.parametrize("kind", ["PEM", "PKCS12", "inline"])
+def test_confluent_kafka_produces_and_consumes_over_ssl(pki: Any, kind: str) -> None:
+    ca, _broker, _client = pki
+    with BrokerThread(config=tls_config(pki, kind)) as broker:
+        broker.create_topic("secret", partitions=1)
+        bootstrap = f"localhost:{ssl_port(broker)}"
+        assert round_trip(bootstrap, "secret", {"ssl.ca.location": str(ca.ca_path)}) == [
+            b"record-0", b"record-1", b"record-2"]
+
+
+def test_metadata_over_ssl_names_the_ssl_listener(pki: Any) -> None:
+    ca, _broker, _client = pki
+    with BrokerThread(config=tls_config(pki)) as broker:
+        context = ssl.create_default_context(cafile=str(ca.ca_path))
+        with socket.create_connection(("127.0.0.1", ssl_port(broker))) as raw, \
+                context.wrap_socket(raw, server_hostname="localhost") as tls:
+            wire = WireClient.__new__(WireClient)
+            wire.client_id, wire._correlation_id = "tls", 0
+            tls.sendall(wire.encode_request(ApiVersionsRequest(client_software_name="t", client_software_version="1"),
+                                            3))
+            size = int.from_bytes(tls.recv(4), "big")
+            assert 0 < size < 10_000
+
+
+def test_mutual_tls_principal_is_the_certificate_subject_mapped_by_the_rules(pki: Any) -> None:
+    ca, _broker, client = pki
+    config = tls_config(pki, **{"ssl.client.auth": "required",
+                                "ssl.principal.mapping.rules": "RULE:^CN=(.*?)$/$1/U,DEFAULT"})
+    with BrokerThread(config=config) as broker:
+        broker.create_topic("mtls", partitions=1)
+        settings = {"ssl.ca.location": str(ca.ca_path), "ssl.certificate.location": str(client.cert_path),
+                    "ssl.key.location": str(client.key_path)}
+        producer = Producer({"bootstrap.servers": f"localhost:{ssl_port(broker)}", "security.protocol": "SSL",
+                             **settings})
+        producer.produce("mtls", b"hello")
+        assert producer.flush(30) == 0
+        principals = broker.call(lambda: {c.session.principal for c in broker.broker.connections
+                                          if c.session.listener == "SSL"})
+        assert principals == {"User:ALICE"}
+
+
+def test_a_client_without_a_certificate_is_refused_when_it_is_required(pki: Any) -> None:
+    ca, _broker, _client = pki
+    with BrokerThread(config=tls_config(pki, **{"ssl.client.auth": "required"})) as broker:
+        producer = Producer({"bootstrap.servers": f"localhost:{ssl_port(broker)}", "security.protocol": "SSL",
+                             "ssl.ca.location": str(ca.ca_path), "message.timeout.ms": 3000})
+        errors: list[Any] = []
+        producer.produce("anything", b"x", on_delivery=lambda err, _msg: errors.append(err))
+        producer.flush(10)
+        assert errors and errors[0] is not None  # never delivered: the handshake fails
+        assert broker.call(lambda: [c for c in broker.broker.connections if c.session.listener == "SSL"]) == []
+
+
+def test_plaintext_bytes_on_the_ssl_port_and_tls_on_the_plaintext_port_close_only_that_connection(pki: Any) -> None:
+    ca, _broker, _client = pki
+    with BrokerThread(config=tls_config(pki)) as broker:
+        plaintext_port = broker.cluster.nodes[0].endpoints[0].bind_port
+        with WireClient("127.0.0.1", ssl_port(broker)) as wire:
+            wire.send_raw(wire.encode_request(ApiVersionsRequest(client_software_name="t",
+                                                                 client_software_version="1"), 3))
+            assert wire.is_closed_by_peer()
+        context = ssl.create_default_context(cafile=str(ca.ca_path))
+        with socket.create_connection(("127.0.0.1", plaintext_port)) as raw, pytest.raises((ssl.SSLError, OSError)):
+            context.wrap_socket(raw, server_hostname="localhost")
+        # both listeners still serve
+        with WireClient("127.0.0.1", plaintext_port) as wire:
+            assert wire.request(ApiVersionsRequest(client_software_name="t", client_software_version="1"),
+                                3).error_code == 0
+        assert round_trip(f"localhost:{ssl_port(broker)}", "after", {"ssl.ca.location": str(ca.ca_path)})
+
+
+def test_an_ssl_listener_without_a_keystore_refuses_to_start(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="SSL key store is not specified"):
+        BrokerThread(config={"listeners": "SSL://127.0.0.1:0"})
+
+
+def test_producer_without_tls_to_the_ssl_port_fails_cleanly(pki: Any) -> None:
+    with BrokerThread(config=tls_config(pki)) as broker:
+        producer = Producer({"bootstrap.servers": f"localhost:{ssl_port(broker)}", "message.timeout.ms": 2000})
+        errors: list[Any] = []
+        producer.produce("x", b"x", on_delivery=lambda err, _msg: errors.append(err))
+        producer.flush(10)
+        assert errors and errors[0] is not None
