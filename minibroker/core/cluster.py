@@ -15,6 +15,7 @@ from ..protocol import records
 from ..protocol.errors import ErrorCode, KafkaError
 from .clock import Clock, SystemClock
 from .config import BrokerConfig
+from .credentials import CredentialStore
 from .group_coordinator import GroupCoordinator
 from .log_validator import TopicPolicy, validate_batch
 from .partition_log import PartitionLog
@@ -224,6 +225,8 @@ class Cluster:
         self._next_producer_expiry_check = self.clock.now_ms() + self.config["producer.id.expiration.check.interval.ms"]
         self._leader_cycle = itertools.count()
         self.groups = GroupCoordinator(self.config, self.clock, self._partition_exists)
+        # SCRAM credentials, cluster metadata as in KRaft (AlterUserScramCredentials); PLAIN users are per listener
+        self.credentials = CredentialStore()
         self.transactions = TransactionCoordinator(self, self.config, self.clock, self.new_producer_id)
 
     # -- topics ---------------------------------------------------------

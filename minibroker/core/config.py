@@ -303,6 +303,8 @@ _IMPLEMENTED_BROKER = frozenset({
     "ssl.keystore.certificate.chain", "ssl.keystore.key", "ssl.truststore.type", "ssl.truststore.location",
     "ssl.truststore.password", "ssl.truststore.certificates", "ssl.client.auth", "ssl.enabled.protocols",
     "ssl.cipher.suites", "ssl.principal.mapping.rules",
+    # SASL listeners (server/authenticator.py, server/sasl/)
+    "sasl.enabled.mechanisms", "sasl.jaas.config", "connections.max.reauth.ms", "sasl.server.max.receive.size",
 })
 
 # Accepted with any valid value: they tune threads, buffers, files, disk flushing, replication fetchers,
@@ -432,7 +434,10 @@ _LISTENER_ONLY_SECURITY_CONFIGS = frozenset({
 })
 
 # Dynamic in Kafka (DynamicListenerConfig), read at start-up only here: the listeners bind once
-_STARTUP_ONLY = frozenset({"listeners", "listener.security.protocol.map"})
+_STARTUP_ONLY = frozenset({"listeners", "listener.security.protocol.map", "sasl.enabled.mechanisms",
+                           "sasl.jaas.config", "connections.max.reauth.ms", "sasl.server.max.receive.size",
+                           "ssl.client.auth", "ssl.enabled.protocols", "ssl.cipher.suites",
+                           "ssl.principal.mapping.rules"})
 
 # IncrementalAlterConfigs operations (AlterConfigOp.OpType)
 SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3

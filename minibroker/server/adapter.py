@@ -11,12 +11,14 @@ from __future__ import annotations
 import asyncio
 import logging
 import ssl
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..apis.context import CloseConnection, Session
 from ..apis.dispatch import Answer, Deferred, NoReply, Reply, handle_frame
 from ..core.cluster import Cluster, Endpoint, Node
 from ..protocol.errors import KafkaError
+from .authenticator import SaslAuthenticator
 from .connection import SEND, Closed, Connection, DropConnection, Request, RequestHook
 from .quotas import ConnectionQuotas, RequestMemory
 from .request_log import RequestLog
@@ -25,6 +27,9 @@ from .tls import PrincipalMappingError, principal_from_certificate
 log = logging.getLogger("minibroker.connection")
 
 READ_BUFFER_SIZE = 256 * 1024  # one per broker, shared by its connections: reads land here
+
+# a new connection's SaslAuthenticator, given how the listener answers ApiVersions
+AuthenticatorFactory = Callable[[Callable[[memoryview], Answer]], SaslAuthenticator]
 
 
 @dataclass(eq=False)
@@ -37,6 +42,8 @@ class Listener:
     endpoint: Endpoint | None = None  # None: the node's first listener
     ssl_context: ssl.SSLContext | None = None  # SSL and SASL_SSL listeners
     principal_mapping_rules: str = "DEFAULT"  # ssl.principal.mapping.rules
+    authenticator: AuthenticatorFactory | None = None  # SASL_PLAINTEXT and SASL_SSL listeners
+    sasl_max_receive_size: int = 524288  # sasl.server.max.receive.size
     connections: set[ConnectionAdapter] = field(default_factory=set)
     hook: RequestHook | None = None
     quotas: ConnectionQuotas | None = None
@@ -67,6 +74,10 @@ class ConnectionAdapter(asyncio.BufferedProtocol):
         self._reading = True
         self._timer: asyncio.TimerHandle | None = None
         self._request_log: RequestLog | None = None  # with DEBUG logging, decided once per connection
+        self.authenticator = (listener.authenticator(self._api_versions_answer)
+                              if listener.authenticator is not None else None)
+        if self.authenticator is not None:
+            self.state.max_frame_bytes = listener.sasl_max_receive_size
 
     # -- asyncio callbacks -------------------------------------------------
 
@@ -182,9 +193,11 @@ class ConnectionAdapter(asyncio.BufferedProtocol):
         self._update_reading()
 
     def _handle(self, request: Request) -> None:
-        hook = self.listener.hook
         if self._request_log is not None:
             self._request_log.request(request.frame)
+        if self.authenticator is not None and self._authenticate(request):
+            return
+        hook = self.listener.hook
         try:
             adjust = hook.before_handling(request.token) if hook is not None else None
             outcome = handle_frame(memoryview(request.frame), self.cluster, self.node, self.session, adjust)
@@ -205,6 +218,32 @@ class ConnectionAdapter(asyncio.BufferedProtocol):
             self._send(None)
         elif isinstance(outcome, Deferred):
             self._wait_for(request, outcome)
+
+    def _api_versions_answer(self, frame: memoryview) -> Answer:
+        """ApiVersions before authentication, answered as on any listener."""
+        outcome = handle_frame(frame, self.cluster, self.node, self.session)
+        assert isinstance(outcome, Reply)
+        return outcome.data
+
+    def _authenticate(self, request: Request) -> bool:
+        """SASL: True when the authenticator took the frame (before authentication, and re-authentication)."""
+        authenticator = self.authenticator
+        assert authenticator is not None
+        frame = memoryview(request.frame)
+        api_key = int.from_bytes(frame[:2], "big", signed=True) if len(frame) >= 2 else -1
+        if not authenticator.wants(api_key):
+            if authenticator.session_expired():
+                self._close("the SASL session expired without re-authentication (connections.max.reauth.ms)")
+                return True
+            return False
+        step = authenticator.receive(frame)
+        if authenticator.complete and authenticator.principal is not None:
+            self.session.principal = authenticator.principal
+            self.state.max_frame_bytes = self.cluster.config["socket.request.max.bytes"]
+        self._send(step.answer)
+        if step.close is not None:
+            self._close(step.close)
+        return True
 
     def _answer(self, request: Request, data: Answer, later: bool = False) -> None:
         """Send an answer, or let the hook keep it (test control holds, delays or drops answers)."""

@@ -7,15 +7,20 @@ import contextlib
 import functools
 import logging
 import ssl
+from collections.abc import Callable
 from typing import Any
 
+from ..apis.dispatch import Answer
 from ..apis.releases import LATEST, release
 from ..core.clock import Clock
 from ..core.cluster import Cluster, Endpoint, Node
 from ..core.config import KIP1269_CONFIGS, BrokerConfig, ConfigError
-from .adapter import READ_BUFFER_SIZE, ConnectionAdapter, Listener
+from ..core.jaas import load_server_jaas
+from .adapter import READ_BUFFER_SIZE, AuthenticatorFactory, ConnectionAdapter, Listener
+from .authenticator import SaslAuthenticator
 from .connection import RequestHook
 from .quotas import ConnectionQuotas, RequestMemory
+from .sasl.mechanism import SUPPORTED_MECHANISMS, SaslServerConfig
 from .tls import TlsConfigError, server_ssl_context
 
 log = logging.getLogger("minibroker")
@@ -65,6 +70,52 @@ def tls_context(config: BrokerConfig, endpoint: Endpoint) -> ssl.SSLContext:
         return server_ssl_context(values)
     except TlsConfigError as exc:
         raise ConfigError(f"listener {endpoint.listener}: {exc}") from None
+
+
+SASL_PROTOCOLS = frozenset({"SASL_PLAINTEXT", "SASL_SSL"})
+
+
+def sasl_authenticator_factory(cluster: Cluster, endpoint: Endpoint) -> AuthenticatorFactory:
+    """What each connection of a SASL listener authenticates with; ConfigError where Kafka would not start.
+
+    Mechanisms from `sasl.enabled.mechanisms`; each needs its JAAS entry in
+    `listener.name.<listener>.<mechanism>.sasl.jaas.config` (JaasContext.loadServerContext), which for PLAIN
+    names the users (`user_alice="secret"`) and for OAUTHBEARER holds the unsecured validator's options.
+    """
+    config = cluster.config
+    listener = endpoint.listener
+    mechanisms = [str(m) for m in config.listener_value(listener, "sasl.enabled.mechanisms")]
+    unsupported = [m for m in mechanisms if m not in SUPPORTED_MECHANISMS]
+    if unsupported or not mechanisms:
+        raise ConfigError(f"minibroker does not implement the SASL mechanism(s) {', '.join(unsupported) or 'none'} "
+                          f"enabled on listener {listener}: set sasl.enabled.mechanisms to some of "
+                          f"{', '.join(SUPPORTED_MECHANISMS)}")
+    jaas: dict[str, str] = {}
+    overrides = config.listener_static.get(listener.lower(), {})
+    for mechanism in mechanisms:
+        text = overrides.get(f"{mechanism.lower()}.sasl.jaas.config")
+        if text is None:
+            raise ConfigError(f"Could not find a 'KafkaServer' or '{listener.lower()}.KafkaServer' entry in the JAAS "
+                              f"configuration for SASL mechanism {mechanism}: set listener.name.{listener.lower()}."
+                              f"{mechanism.lower()}.sasl.jaas.config")
+        jaas[mechanism] = str(text)
+    try:
+        credentials = cluster.credentials.for_listener(jaas.get("PLAIN"))
+        options = load_server_jaas(jaas["OAUTHBEARER"]).options if "OAUTHBEARER" in jaas else {}
+        for text in jaas.values():
+            load_server_jaas(text)
+        sasl_config = SaslServerConfig(oauthbearer_options=options, clock=cluster.clock)
+        if "OAUTHBEARER" in jaas:
+            sasl_config.validator_options()
+    except ValueError as exc:  # JaasConfigError, OAuthBearerConfigError
+        raise ConfigError(f"listener {listener}: {exc}") from None
+    max_reauth_ms = int(config.listener_value(listener, "connections.max.reauth.ms"))
+
+    def new_authenticator(api_versions: Callable[[memoryview], Answer]) -> SaslAuthenticator:
+        return SaslAuthenticator(mechanisms, credentials, sasl_config, cluster.clock.now_ms, max_reauth_ms,
+                                 api_versions)
+
+    return new_authenticator
 
 
 class Broker:
@@ -135,9 +186,11 @@ class Broker:
         self._ticker: asyncio.Task[None] | None = None
         self._listeners: list[Listener] = []
         self._request_hook: RequestHook | None = None
-        # one TLS context per listener name (built now: a bad keystore refuses to start, as in Kafka)
+        # per listener name, built now: a bad keystore or SASL setting refuses to start, as in Kafka
         self._tls = {endpoint.listener: tls_context(self.cluster.config, endpoint)
                      for endpoint in cluster_nodes[0].endpoints if endpoint.security_protocol in TLS_PROTOCOLS}
+        self._sasl = {endpoint.listener: sasl_authenticator_factory(self.cluster, endpoint)
+                      for endpoint in cluster_nodes[0].endpoints if endpoint.security_protocol in SASL_PROTOCOLS}
 
     def _configured_endpoints(self, config: BrokerConfig, index: int, node_id: int,
                               advertised_host: str | None) -> list[Endpoint]:
@@ -206,9 +259,13 @@ class Broker:
             request_memory = RequestMemory(self.cluster.config["queued.max.request.bytes"])
             for endpoint in node.endpoints:
                 context = self._tls.get(endpoint.listener)
+                config = self.cluster.config
                 listener = Listener(self.cluster, node, read_buffer, endpoint=endpoint, ssl_context=context,
-                                    principal_mapping_rules=self.cluster.config.listener_value(
-                                        endpoint.listener, "ssl.principal.mapping.rules"),
+                                    principal_mapping_rules=config.listener_value(endpoint.listener,
+                                                                                  "ssl.principal.mapping.rules"),
+                                    authenticator=self._sasl.get(endpoint.listener),
+                                    sasl_max_receive_size=config.listener_value(endpoint.listener,
+                                                                                "sasl.server.max.receive.size"),
                                     hook=self._request_hook, quotas=quotas, request_memory=request_memory)
                 self._listeners.append(listener)
                 server = await loop.create_server(

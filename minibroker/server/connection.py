@@ -138,6 +138,16 @@ class Connection:
     # -- state -------------------------------------------------------------------------------
 
     @property
+    def max_frame_bytes(self) -> int:
+        """The largest frame taken: `socket.request.max.bytes`, or `sasl.server.max.receive.size` until a
+        SASL client has authenticated (Kafka's SaslServerAuthenticator reads with that bound)."""
+        return self._reader.max_frame_bytes
+
+    @max_frame_bytes.setter
+    def max_frame_bytes(self, value: int) -> None:
+        self._reader.max_frame_bytes = value
+
+    @property
     def closed(self) -> bool:
         return self.closed_reason is not None
 

@@ -102,8 +102,8 @@ def test_gzip_level_minus_one_is_valid():
     ({"authorizer.class.name": "org.example.Authorizer"},
      "minibroker does not implement authorizer.class.name; it only accepts Kafka's default, ''"),
     ({"process.roles": "broker,controller"}, "minibroker does not implement process.roles"),
-    ({"sasl.enabled.mechanisms": "PLAIN"},
-     "minibroker does not implement sasl.enabled.mechanisms; it only accepts Kafka's default, 'GSSAPI'"),
+    ({"sasl.login.refresh.buffer.seconds": "100"},
+     "minibroker does not implement sasl.login.refresh.buffer.seconds; it only accepts Kafka's default, '300'"),
 ])
 def test_unimplemented_configs_are_refused_at_start_up(settings, message):
     with pytest.raises(ConfigError) as info:

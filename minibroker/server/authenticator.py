@@ -1,0 +1,234 @@
+"""SASL authentication of one connection, as Kafka's SaslServerAuthenticator does it (sans-IO).
+
+On a SASL listener a client may send only ApiVersions (once) and SaslHandshake before it has
+authenticated. SaslHandshake v0 makes the following frames raw SASL tokens, answered by raw
+tokens; v1 makes them SaslAuthenticate requests. Anything else is refused the way Kafka refuses
+it: "Unexpected Kafka request of type X during SASL handshake." and the connection closes. A
+failed exchange answers SASL_AUTHENTICATION_FAILED with Kafka's message, then closes. Once
+complete, the principal is `User:<authorization id>`; with `connections.max.reauth.ms` (or an
+OAUTHBEARER token's expiry) the session has a lifetime (KIP-368): the client re-authenticates
+with a new SaslHandshake, or its next request after the expiry closes the connection.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import Enum
+
+from ..apis.context import CloseConnection
+from ..apis.dispatch import Answer, RequestHeader, encode_response, parse_header
+from ..core.credentials import CredentialStore
+from ..protocol.errors import ErrorCode
+from ..protocol.messages import (
+    MalformedRequest,
+    SaslAuthenticateRequest,
+    SaslAuthenticateResponse,
+    SaslHandshakeRequest,
+    SaslHandshakeResponse,
+    api_name,
+    decode_request,
+)
+from .sasl.mechanism import (
+    SaslAuthenticationError,
+    SaslFatalError,
+    SaslServer,
+    SaslServerConfig,
+    UnsupportedSaslMechanismError,
+    new_sasl_server,
+)
+
+API_VERSIONS, SASL_HANDSHAKE, SASL_AUTHENTICATE = 18, 17, 36
+_MAX_VERSIONS = {SASL_HANDSHAKE: 1, SASL_AUTHENTICATE: 2}
+
+
+def _check_version(header: RequestHeader) -> None:
+    """Kafka cannot even answer a SaslHandshake/SaslAuthenticate version it does not know: it closes."""
+    highest = _MAX_VERSIONS.get(header.api_key)
+    if highest is not None and not 0 <= header.api_version <= highest:
+        raise CloseConnection(f"Version {header.api_version} is not supported for apiKey {api_name(header.api_key)}")
+
+
+class SaslState(Enum):
+    HANDSHAKE_OR_VERSIONS_REQUEST = "HANDSHAKE_OR_VERSIONS_REQUEST"
+    HANDSHAKE_REQUEST = "HANDSHAKE_REQUEST"
+    AUTHENTICATE = "AUTHENTICATE"
+    REAUTH_BAD_MECHANISM = "REAUTH_BAD_MECHANISM"
+    COMPLETE = "COMPLETE"
+    FAILED = "FAILED"
+
+
+@dataclass(slots=True)
+class AuthStep:
+    """What to do with one frame: send `answer` (None: nothing), then close when `close` gives a reason."""
+
+    answer: Answer | None = None
+    close: str | None = None
+
+
+class SaslAuthenticator:
+    """The SASL state of one connection on a SASL listener."""
+
+    def __init__(self, enabled_mechanisms: list[str], credentials: CredentialStore, config: SaslServerConfig,
+                 now_ms: Callable[[], int], max_reauth_ms: int, api_versions: Callable[[memoryview], Answer]) -> None:
+        self.enabled_mechanisms = enabled_mechanisms
+        self.credentials = credentials
+        self.config = config
+        self._now_ms = now_ms
+        self.max_reauth_ms = max_reauth_ms
+        self._api_versions = api_versions  # answers ApiVersions as the listener does
+        self.state = SaslState.HANDSHAKE_OR_VERSIONS_REQUEST
+        self._kafka_headers = False  # SaslHandshake v1: tokens travel in SaslAuthenticate requests
+        self._server: SaslServer | None = None
+        self.mechanism: str | None = None
+        self.principal: str | None = None
+        self.session_expires_ms: int | None = None
+        self.client_supports_reauthentication = False
+        self._previous: tuple[str, str] | None = None  # (mechanism, principal) while re-authenticating
+        self._bad_mechanism_message = ""
+
+    # -- state -------------------------------------------------------------------------------
+
+    @property
+    def complete(self) -> bool:
+        return self.state is SaslState.COMPLETE
+
+    @property
+    def reauthenticating(self) -> bool:
+        return self._previous is not None
+
+    def session_expired(self) -> bool:
+        """KIP-368: the session's lifetime is over (the client did not re-authenticate in time)."""
+        return self.session_expires_ms is not None and self._now_ms() > self.session_expires_ms
+
+    def wants(self, api_key: int) -> bool:
+        """Whether this frame is the authenticator's: everything until complete, then a re-authentication."""
+        if not self.complete:
+            return True
+        return api_key == SASL_HANDSHAKE and self.client_supports_reauthentication
+
+    def begin_reauthentication(self) -> None:
+        assert self.mechanism is not None and self.principal is not None
+        self._previous = (self.mechanism, self.principal)
+        self.state = SaslState.HANDSHAKE_REQUEST
+        self._server = None
+
+    # -- one frame -------------------------------------------------------------------------------
+
+    def receive(self, frame: memoryview) -> AuthStep:
+        """Handle one frame that `wants` said is ours."""
+        if self.complete:
+            self.begin_reauthentication()
+        try:
+            if self.state is SaslState.REAUTH_BAD_MECHANISM:
+                raise SaslAuthenticationError(self._bad_mechanism_message)
+            if self.state is SaslState.AUTHENTICATE:
+                return self._token(frame)
+            return self._handshake_phase(frame)
+        except CloseConnection as exc:
+            self.state = SaslState.FAILED
+            return AuthStep(close=str(exc))
+
+    def _handshake_phase(self, frame: memoryview) -> AuthStep:
+        header = parse_header(frame)
+        if header.api_key not in (API_VERSIONS, SASL_HANDSHAKE):
+            raise CloseConnection(f"Unexpected Kafka request of type {api_name(header.api_key)} during SASL handshake.")
+        _check_version(header)
+        if header.api_key == API_VERSIONS:
+            if self.state is not SaslState.HANDSHAKE_OR_VERSIONS_REQUEST:
+                raise CloseConnection(f"Unexpected ApiVersions request received during SASL authentication state "
+                                      f"{self.state.value}")
+            self.state = SaslState.HANDSHAKE_REQUEST
+            return AuthStep(self._api_versions(frame))
+        request = self._decode(header, frame)
+        mechanism = request.mechanism
+        self._kafka_headers = header.api_version >= 1
+        if mechanism not in self.enabled_mechanisms:
+            answer = encode_response(header, SaslHandshakeResponse(error_code=ErrorCode.UNSUPPORTED_SASL_MECHANISM,
+                                                                   mechanisms=list(self.enabled_mechanisms)))
+            self.state = SaslState.FAILED
+            return AuthStep(answer, f"Unsupported SASL mechanism {mechanism}")
+        answer = encode_response(header, SaslHandshakeResponse(error_code=0, mechanisms=list(self.enabled_mechanisms)))
+        if self._previous is not None and self._previous[0] != mechanism:
+            self._bad_mechanism_message = (f"SASL mechanism '{mechanism}' requested by client is not supported for "
+                                           f"re-authentication of mechanism '{self._previous[0]}'")
+            self.state = SaslState.REAUTH_BAD_MECHANISM
+            return AuthStep(answer)
+        try:
+            self._server = new_sasl_server(mechanism, self.credentials, self.config,
+                                           reauthenticating=self.reauthenticating)
+        except UnsupportedSaslMechanismError as exc:  # enabled but not built here (refused at start-up)
+            raise CloseConnection(str(exc)) from None
+        self.mechanism = mechanism
+        self.state = SaslState.AUTHENTICATE
+        return AuthStep(answer)
+
+    def _token(self, frame: memoryview) -> AuthStep:
+        server = self._server
+        assert server is not None
+        if not self._kafka_headers:  # SaslHandshake v0: the frame is the token, the answer a bare token
+            try:
+                response = server.evaluate(bytes(frame))
+            except (SaslAuthenticationError, SaslFatalError) as exc:
+                self.state = SaslState.FAILED
+                return AuthStep(close=f"Failed authentication: {exc}")
+            if server.complete:
+                self._completed(server)
+            return AuthStep(struct.pack(">i", len(response)) + response if response else None)
+        header = parse_header(frame)
+        if header.api_key != SASL_AUTHENTICATE:
+            raise CloseConnection(f"Unexpected Kafka request of type {api_name(header.api_key)} during SASL "
+                                  "authentication.")
+        _check_version(header)
+        request = self._decode(header, frame)
+        if header.api_version > 0:
+            self.client_supports_reauthentication = True
+        try:
+            response = server.evaluate(bytes(request.auth_bytes))
+            lifetime = self._completed(server) if server.complete else 0
+        except SaslAuthenticationError as exc:
+            self.state = SaslState.FAILED
+            answer = encode_response(header, SaslAuthenticateResponse(
+                error_code=ErrorCode.SASL_AUTHENTICATION_FAILED, error_message=exc.message, auth_bytes=b"",
+                session_lifetime_ms=0))
+            return AuthStep(answer, f"Failed authentication: {exc.message}")
+        except SaslFatalError as exc:
+            self.state = SaslState.FAILED
+            return AuthStep(close=f"Failed authentication: {exc}")
+        answer = encode_response(header, SaslAuthenticateResponse(error_code=0, error_message=None,
+                                                                  auth_bytes=response or b"",
+                                                                  session_lifetime_ms=lifetime))
+        return AuthStep(answer)
+
+    def _completed(self, server: SaslServer) -> int:
+        """The exchange succeeded: the principal, and the session lifetime told to the client (KIP-368)."""
+        principal = f"User:{server.authorization_id}"
+        if self._previous is not None and self._previous[1] != principal:
+            old, new = self._previous[1].split(":", 1), principal.split(":", 1)
+            raise SaslAuthenticationError(f"Cannot change principals during re-authentication from "
+                                          f"{old[0]}.{old[1]}: {new[0]}.{new[1]}")
+        now = self._now_ms()
+        expiry = server.credential_expiry_ms
+        lifetime = 0
+        if expiry is not None or self.max_reauth_ms > 0:
+            if expiry is None:
+                lifetime = self.max_reauth_ms
+            elif self.max_reauth_ms <= 0:
+                lifetime = max(expiry - now, 0)
+            else:
+                lifetime = max(min(expiry - now, self.max_reauth_ms), 0)
+            self.session_expires_ms = now + lifetime
+        else:
+            self.session_expires_ms = None
+        self.principal = principal
+        self.state = SaslState.COMPLETE
+        self._previous = None
+        return lifetime
+
+    @staticmethod
+    def _decode(header: RequestHeader, frame: memoryview) -> SaslHandshakeRequest | SaslAuthenticateRequest:
+        try:
+            return decode_request(header.api_key, header.api_version, frame[header.body_offset:])
+        except MalformedRequest as exc:
+            raise CloseConnection(f"malformed {api_name(header.api_key)} request: {exc}") from None

@@ -1,0 +1,194 @@
+"""SASL listeners with real clients: PLAIN over SASL_PLAINTEXT, SCRAM over SASL_SSL, refusals as Kafka's."""
+
+from __future__ import annotations
+
+import socket
+import struct
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from confluent_kafka import Consumer, Producer, TopicPartition
+
+from minibroker.core.config import ConfigError
+from minibroker.core.credentials import scram_from_password
+from minibroker.protocol.messages import ApiVersionsRequest, MetadataRequest, SaslHandshakeRequest
+from minibroker.testing.certs import make_broker_certificate, make_ca
+from minibroker.testing.embedded import BrokerThread
+from minibroker.testing.wire import WireClient
+from tests.integration.clients import JavaClients
+
+PLAIN_JAAS = ('org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" '
+              'password="admin-secret" user_admin="admin-secret" user_alice="alice-secret";')
+SCRAM_JAAS = "org.apache.kafka.common.security.scram.ScramLoginModule required;"
+
+
+@pytest.fixture(scope="module")
+def pki(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    ca = make_ca(tmp_path_factory.mktemp("pki"))
+    return ca, make_broker_certificate(ca)
+
+
+def secure_config(pki: Any) -> dict[str, str]:
+    ca, broker = pki
+    return {
+        "listeners": "PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0,SASL_SSL://127.0.0.1:0",
+        "sasl.enabled.mechanisms": "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512",
+        "listener.name.sasl_plaintext.plain.sasl.jaas.config": PLAIN_JAAS,
+        "listener.name.sasl_plaintext.scram-sha-256.sasl.jaas.config": SCRAM_JAAS,
+        "listener.name.sasl_plaintext.scram-sha-512.sasl.jaas.config": SCRAM_JAAS,
+        "listener.name.sasl_ssl.plain.sasl.jaas.config": PLAIN_JAAS,
+        "listener.name.sasl_ssl.scram-sha-256.sasl.jaas.config": SCRAM_JAAS,
+        "listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config": SCRAM_JAAS,
+        **broker.keystore_configs("PEM"),
+    }
+
+
+@pytest.fixture(scope="module")
+def secure(pki: Any) -> Any:
+    with BrokerThread(config=secure_config(pki)) as broker:
+        for mechanism in ("SCRAM-SHA-256", "SCRAM-SHA-512"):
+            credential = scram_from_password("bob-secret", mechanism, 4096)
+            broker.call(broker.cluster.credentials.put_scram, "bob", mechanism, credential)
+        broker.create_topic("secured", partitions=1)
+        yield broker
+
+
+def address(broker: BrokerThread, listener: str) -> str:
+    host, port = broker.cluster.nodes[0].address(listener)
+    return f"{host}:{port}"
+
+
+def port_of(broker: BrokerThread, listener: str) -> int:
+    return broker.cluster.nodes[0].address(listener)[1]
+
+
+def confluent_settings(broker: BrokerThread, protocol: str, mechanism: str, user: str, password: str,
+                       ca_path: Path | None = None) -> dict[str, Any]:
+    settings = {"bootstrap.servers": address(broker, protocol), "security.protocol": protocol,
+                "sasl.mechanism": mechanism, "sasl.username": user, "sasl.password": password}
+    if ca_path is not None:
+        settings["ssl.ca.location"] = str(ca_path)
+    return settings
+
+
+def produce_and_consume(settings: dict[str, Any], topic: str, count: int = 3) -> list[bytes]:
+    producer = Producer({**settings, "message.timeout.ms": 20000})
+    for i in range(count):
+        producer.produce(topic, f"v{i}".encode())
+    assert producer.flush(30) == 0
+    consumer = Consumer({**settings, "group.id": "sasl", "enable.auto.commit": False})
+    high = consumer.get_watermark_offsets(TopicPartition(topic, 0), timeout=20)[1]
+    consumer.assign([TopicPartition(topic, 0, high - count)])
+    values = []
+    try:
+        while len(values) < count:
+            message = consumer.poll(10)
+            assert message is not None and message.error() is None, message and message.error()
+            values.append(message.value())
+    finally:
+        consumer.close()
+    return values
+
+
+def delivery_errors(settings: dict[str, Any]) -> list[Any]:
+    producer = Producer({**settings, "message.timeout.ms": 3000})
+    errors: list[Any] = []
+    producer.produce("secured", b"x", on_delivery=lambda err, _msg: errors.append(err))
+    producer.flush(10)
+    return errors
+
+
+def test_confluent_kafka_over_sasl_plaintext_with_plain(secure: BrokerThread) -> None:
+    settings = confluent_settings(secure, "SASL_PLAINTEXT", "PLAIN", "alice", "alice-secret")
+    assert produce_and_consume(settings, "secured") == [b"v0", b"v1", b"v2"]
+    producer = Producer(settings)  # still connected while the broker is asked who it is
+    producer.produce("secured", b"who")
+    assert producer.flush(20) == 0
+    assert principals_on(secure, "SASL_PLAINTEXT") == {"User:alice"}
+
+
+def principals_on(broker: BrokerThread, listener: str) -> set[str]:
+    return broker.call(lambda: {c.session.principal for c in broker.broker.connections
+                                if c.session.listener == listener})
+
+
+@pytest.mark.parametrize("mechanism", ["SCRAM-SHA-256", "SCRAM-SHA-512"])
+def test_confluent_kafka_over_sasl_ssl_with_scram(secure: BrokerThread, pki: Any, mechanism: str) -> None:
+    ca, _broker = pki
+    settings = confluent_settings(secure, "SASL_SSL", mechanism, "bob", "bob-secret", ca.ca_path)
+    assert produce_and_consume(settings, "secured") == [b"v0", b"v1", b"v2"]
+
+
+@pytest.mark.parametrize(("mechanism", "user", "password"), [
+    ("PLAIN", "alice", "wrong"), ("SCRAM-SHA-512", "bob", "wrong"), ("SCRAM-SHA-512", "nobody", "x")])
+def test_wrong_credentials_fail_with_an_authentication_error(secure: BrokerThread, mechanism: str, user: str,
+                                                            password: str) -> None:
+    errors = delivery_errors(confluent_settings(secure, "SASL_PLAINTEXT", mechanism, user, password))
+    assert errors and errors[0] is not None
+    assert f"User:{user}" not in principals_on(secure, "SASL_PLAINTEXT")
+
+
+def handshake(wire: WireClient, mechanism: str, version: int = 1) -> Any:
+    return wire.request(SaslHandshakeRequest(mechanism=mechanism), version)
+
+
+def test_an_unsupported_mechanism_gets_the_enabled_list_then_the_connection_closes(secure: BrokerThread) -> None:
+    with WireClient("127.0.0.1", port_of(secure, "SASL_PLAINTEXT")) as wire:
+        answer = handshake(wire, "GSSAPI")
+        assert answer.error_code == 33  # UNSUPPORTED_SASL_MECHANISM
+        assert answer.mechanisms == ["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"]
+        assert wire.is_closed_by_peer()
+
+
+def test_a_request_before_authentication_closes_the_connection(secure: BrokerThread) -> None:
+    with WireClient("127.0.0.1", port_of(secure, "SASL_PLAINTEXT")) as wire:
+        assert wire.request(ApiVersionsRequest(client_software_name="t", client_software_version="1"),
+                            3).error_code == 0
+        wire.send_raw(wire.encode_request(MetadataRequest(topics=[], allow_auto_topic_creation=False), 12))
+        assert wire.is_closed_by_peer()
+
+
+def test_bad_sasl_bytes_close_only_their_connection(secure: BrokerThread) -> None:
+    port = port_of(secure, "SASL_PLAINTEXT")
+    with WireClient("127.0.0.1", port) as wire:  # a v0 handshake, then a garbage SCRAM client-first
+        assert handshake(wire, "SCRAM-SHA-512", version=0).error_code == 0
+        wire.send_raw(struct.pack(">i", 9) + b"garbage!!")
+        assert wire.is_closed_by_peer()
+    with WireClient("127.0.0.1", port) as wire:  # a frame larger than sasl.server.max.receive.size
+        wire.send_raw(struct.pack(">i", 600_000) + b"x" * 100)
+        assert wire.is_closed_by_peer()
+    with WireClient("127.0.0.1", port) as wire:  # a truncated SCRAM exchange: the client goes away
+        assert handshake(wire, "SCRAM-SHA-256").error_code == 0
+    with socket.create_connection(("127.0.0.1", port), timeout=5):
+        pass
+    settings = confluent_settings(secure, "SASL_PLAINTEXT", "PLAIN", "alice", "alice-secret")
+    assert produce_and_consume(settings, "secured", 1) == [b"v0"]
+
+
+def test_the_java_client_produces_over_sasl_ssl_with_scram_and_plain(secure: BrokerThread, pki: Any,
+                                                                     tmp_path: Path) -> None:
+    ca, _broker = pki
+    java = JavaClients(tmp_path)
+    target = SimpleNamespace(bootstrap_servers=address(secure, "SASL_SSL"))
+    common = {"security.protocol": "SASL_SSL", "ssl.truststore.type": "PKCS12",
+              "ssl.truststore.location": str(ca.truststore_path), "ssl.truststore.password": ca.truststore_password}
+    scram = {**common, "sasl.mechanism": "SCRAM-SHA-512",
+             "sasl.jaas.config": 'org.apache.kafka.common.security.scram.ScramLoginModule required username="bob" '
+                                 'password="bob-secret";'}
+    run = java.run(target, "ProduceRecords", "secured", 5, *(f"{k}={v}" for k, v in scram.items())).check()
+    assert run.lines()[-1] == {"done": True, "sent": 5, "acked": 5, "failed": 0}, run.describe()
+    wrong = {**scram, "sasl.jaas.config": scram["sasl.jaas.config"].replace("bob-secret", "nope"),
+             "delivery.timeout.ms": "8000", "max.block.ms": "8000", "request.timeout.ms": "5000"}
+    failed = java.run(target, "ProduceRecords", "secured", 1, *(f"{k}={v}" for k, v in wrong.items()))
+    assert "SaslAuthenticationException" in failed.stdout + failed.stderr, failed.describe()
+
+
+def test_a_sasl_listener_without_a_jaas_entry_refuses_to_start(pki: Any) -> None:
+    config = secure_config(pki)
+    del config["listener.name.sasl_ssl.scram-sha-256.sasl.jaas.config"]
+    with pytest.raises(ConfigError, match="Could not find a 'KafkaServer' or 'sasl_ssl.KafkaServer' entry"):
+        BrokerThread(config=config)
+    with pytest.raises(ConfigError, match="GSSAPI"):
+        BrokerThread(config={**secure_config(pki), "sasl.enabled.mechanisms": "GSSAPI"})
