@@ -10,6 +10,7 @@ from . import (
     add_partitions_to_txn,
     alter_configs,
     alter_partition_reassignments,
+    alter_user_scram_credentials,
     api_versions,
     create_acls,
     create_partitions,
@@ -26,6 +27,7 @@ from . import (
     describe_producers,
     describe_topic_partitions,
     describe_transactions,
+    describe_user_scram_credentials,
     elect_leaders,
     end_txn,
     fetch,
@@ -63,6 +65,7 @@ API_MODULES: dict[int, ModuleType] = {
         add_partitions_to_txn, add_offsets_to_txn, end_txn, txn_offset_commit, describe_transactions,
         list_transactions, elect_leaders, alter_partition_reassignments, list_partition_reassignments,
         describe_log_dirs, describe_acls, create_acls, delete_acls, sasl_handshake, sasl_authenticate,
+        describe_user_scram_credentials, alter_user_scram_credentials,
     )
 }
 

@@ -37,6 +37,8 @@ _STABLE = {
     44: (0, 1),    # IncrementalAlterConfigs
     46: (0, 0),    # ListPartitionReassignments
     47: (0, 0),    # OffsetDelete
+    50: (0, 0),    # DescribeUserScramCredentials (KIP-554, 2.7)
+    51: (0, 0),    # AlterUserScramCredentials
     61: (0, 0),    # DescribeProducers
 }
 

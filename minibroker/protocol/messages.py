@@ -62,6 +62,12 @@ from kafka.protocol.admin.transactions import (
     ListTransactionsRequest,
     ListTransactionsResponse,
 )
+from kafka.protocol.admin.users import (
+    AlterUserScramCredentialsRequest,
+    AlterUserScramCredentialsResponse,
+    DescribeUserScramCredentialsRequest,
+    DescribeUserScramCredentialsResponse,
+)
 from kafka.protocol.api_message import ApiMessage
 from kafka.protocol.consumer import (
     FetchRequest,
@@ -218,6 +224,8 @@ MESSAGE_PAIRS: list[tuple[Any, Any]] = [
     (DeleteAclsRequest, DeleteAclsResponse),
     (SaslHandshakeRequest, SaslHandshakeResponse),
     (SaslAuthenticateRequest, SaslAuthenticateResponse),
+    (DescribeUserScramCredentialsRequest, DescribeUserScramCredentialsResponse),
+    (AlterUserScramCredentialsRequest, AlterUserScramCredentialsResponse),
 ]
 
 REQUESTS: dict[int, Any] = {req.API_KEY: req for req, _ in MESSAGE_PAIRS}

@@ -17,6 +17,7 @@ from minibroker.protocol.messages import (
     AddPartitionsToTxnRequest,
     AlterConfigsRequest,
     AlterPartitionReassignmentsRequest,
+    AlterUserScramCredentialsRequest,
     ApiVersionsRequest,
     CreateAclsRequest,
     CreatePartitionsRequest,
@@ -33,6 +34,7 @@ from minibroker.protocol.messages import (
     DescribeProducersRequest,
     DescribeTopicPartitionsRequest,
     DescribeTransactionsRequest,
+    DescribeUserScramCredentialsRequest,
     ElectLeadersRequest,
     EndTxnRequest,
     FetchRequest,
@@ -290,6 +292,12 @@ BUILDERS: dict[int, tuple[Callable[[Env, int], Any], Callable[[Any], list[int]]]
          lambda r: [0 if r.error_code in NOT_SASL else r.error_code]),
     36: (lambda env, v: SaslAuthenticateRequest(auth_bytes=b"\x00matrix\x00secret"),
          lambda r: [0 if r.error_code in NOT_SASL else r.error_code]),
+    50: (lambda env, v: DescribeUserScramCredentialsRequest(users=None),
+         lambda r: [r.error_code] + [x.error_code for x in r.results]),
+    51: (lambda env, v: AlterUserScramCredentialsRequest(deletions=[], upsertions=[
+        AlterUserScramCredentialsRequest.ScramCredentialUpsertion(name="matrix", mechanism=1, iterations=4096,
+                                                                  salt=b"salt", salted_password=b"x" * 32)]),
+         lambda r: [x.error_code for x in r.results]),
 }
 
 CASES = [(key, version) for key, module in sorted(API_MODULES.items())

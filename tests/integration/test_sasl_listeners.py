@@ -192,3 +192,35 @@ def test_a_sasl_listener_without_a_jaas_entry_refuses_to_start(pki: Any) -> None
         BrokerThread(config=config)
     with pytest.raises(ConfigError, match="GSSAPI"):
         BrokerThread(config={**secure_config(pki), "sasl.enabled.mechanisms": "GSSAPI"})
+
+
+def test_scram_credentials_created_through_the_admin_api_log_in_and_deleted_ones_do_not(secure: BrokerThread) -> None:
+    from kafka import KafkaAdminClient
+    from kafka.admin._users import UserScramCredentialDeletion, UserScramCredentialUpsertion
+
+    admin = KafkaAdminClient(bootstrap_servers=address(secure, "SASL_PLAINTEXT"), security_protocol="SASL_PLAINTEXT",
+                             sasl_mechanism="PLAIN", sasl_plain_username="admin", sasl_plain_password="admin-secret")
+    try:
+        assert admin.alter_user_scram_credentials([
+            UserScramCredentialUpsertion("carol", "SCRAM-SHA-256", "carol-secret", iterations=8192)]) == {"carol": None}
+        described = admin.describe_user_scram_credentials(["carol", "nobody"])
+        assert described["carol"]["credential_infos"] == [{"mechanism": 1, "iterations": 8192}]
+        assert described["nobody"]["error"] == "Attempt to describe a user credential that does not exist: nobody"
+        settings = confluent_settings(secure, "SASL_PLAINTEXT", "SCRAM-SHA-256", "carol", "carol-secret")
+        assert produce_and_consume(settings, "secured", 1) == [b"v0"]
+        refused = admin.alter_user_scram_credentials([
+            UserScramCredentialUpsertion("dave", "SCRAM-SHA-512", "x", iterations=1000),
+            UserScramCredentialDeletion("carol", "SCRAM-SHA-512"),
+            UserScramCredentialUpsertion("erin", "SCRAM-SHA-512", "x"),
+            UserScramCredentialUpsertion("erin", "SCRAM-SHA-256", "x"),
+        ])
+        # one change per user and request, whatever the mechanism (ScramControlManager keys changes by user)
+        assert refused == {"dave": "Too few iterations", "carol": "Attempt to delete a user credential that does "
+                           "not exist", "erin": "A user credential cannot be altered twice in the same request"}
+        assert "dave" not in admin.describe_user_scram_credentials() and "erin" not in \
+            admin.describe_user_scram_credentials()
+        assert admin.alter_user_scram_credentials([UserScramCredentialDeletion("carol", "SCRAM-SHA-256")]) == {
+            "carol": None}
+        assert delivery_errors(settings)[0] is not None
+    finally:
+        admin.close()

@@ -1,0 +1,45 @@
+"""DescribeUserScramCredentials (50) v0: the SCRAM mechanisms and iterations each user has (KIP-554).
+
+Mirrors KRaft's ScramImage.describe: no users (null or empty) lists every user with a credential;
+a named user without one gets RESOURCE_NOT_FOUND, a user named twice DUPLICATE_RESOURCE, each
+with Kafka's message. Salts and keys never leave the broker.
+"""
+
+from __future__ import annotations
+
+from ..protocol.errors import ErrorCode
+from ..protocol.messages import DescribeUserScramCredentialsRequest, DescribeUserScramCredentialsResponse
+from .context import RequestContext
+
+API_KEY = 50
+MIN_VERSION, MAX_VERSION = 0, 0
+
+_Result = DescribeUserScramCredentialsResponse.DescribeUserScramCredentialsResult
+_CredentialInfo = _Result.CredentialInfo
+_DUPLICATE = "Cannot describe SCRAM credentials for the same user twice in a single request: "
+_MISSING = "Attempt to describe a user credential that does not exist: "
+
+
+def handle(request: DescribeUserScramCredentialsRequest,
+           ctx: RequestContext) -> DescribeUserScramCredentialsResponse:
+    known = ctx.cluster.credentials.scram_users()
+    if not request.users:
+        asked = {user: False for user in known}
+    else:
+        asked = {}
+        for entry in request.users:
+            asked[entry.name] = entry.name in asked  # True: named twice
+    results = []
+    for user, twice in asked.items():
+        if twice:
+            results.append(_Result(user=user, error_code=ErrorCode.DUPLICATE_RESOURCE, error_message=_DUPLICATE + user,
+                                   credential_infos=[]))
+        elif user not in known:
+            results.append(_Result(user=user, error_code=ErrorCode.RESOURCE_NOT_FOUND, error_message=_MISSING + user,
+                                   credential_infos=[]))
+        else:
+            infos = [_CredentialInfo(mechanism=mechanism.type, iterations=iterations)
+                     for mechanism, iterations in known[user]]
+            results.append(_Result(user=user, error_code=0, error_message=None, credential_infos=infos))
+    return DescribeUserScramCredentialsResponse(throttle_time_ms=0, error_code=0, error_message=None,
+                                                results=results)
