@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from .apis.releases import release
-from .core.config import ConfigError, load_properties
+from .core.config import LISTENER_PREFIX, ConfigError, load_properties
+from .core.credentials import parse_add_scram
 from .testing.faults import parse_faults
 
 if TYPE_CHECKING:
@@ -103,6 +104,9 @@ def parse_args(argv: list[str] | None = None, environ: Mapping[str, str] | None 
     serve.add_argument("--config", type=Path, help="a Kafka-style server.properties file")
     serve.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                        help="override one config (repeatable)")
+    serve.add_argument("--add-scram", action="append", default=[], metavar="MECHANISM=[name=USER,password=PW]",
+                       help="a SCRAM user to start with, as `kafka-storage format --add-scram` takes it "
+                            "(repeatable), e.g. 'SCRAM-SHA-512=[name=alice,password=alice-secret]'")
     serve.add_argument("--fault", action="append", default=[], metavar="RULE",
                        help="testing aid: drop or delay responses, e.g. produce:drop:every=7 "
                             "(see minibroker/testing/faults.py)")
@@ -188,8 +192,12 @@ def _log_start(broker: Broker, configs: dict[str, str], control_port: int | None
     config = broker.cluster.config
     changed = []
     for name in configs:
-        definition = config.broker_def(name)
-        value = config.static[name]
+        if name.startswith(LISTENER_PREFIX):  # listener.name.<listener>.<config>
+            listener, base, definition = config.listener_config_def(name)
+            value = config.listener_static[listener][base]
+        else:
+            definition = config.broker_def(name)
+            value = config.static[name]
         if definition.has_default and value == definition.default:
             continue
         changed.append(f"{name}={'[hidden]' if definition.sensitive else definition.render(value)}")
@@ -211,6 +219,8 @@ def _write_ready_file(path: Path, text: str) -> None:
 
 async def _serve(args: argparse.Namespace, configs: dict[str, str]) -> int:
     broker = make_broker(args, configs)
+    for seed in map(parse_add_scram, args.add_scram):
+        broker.cluster.credentials.put_scram(seed.user, seed.mechanism, seed.credential)
     faults = parse_faults(args.fault)
     control = control_server = control_port = None
     if faults or args.control_port is not None:
@@ -292,6 +302,8 @@ def main(argv: list[str] | None = None) -> int:
         from .server.broker import cluster_config
 
         parse_faults(args.fault)
+        for argument in args.add_scram:
+            parse_add_scram(argument)
         release(args.as_version)
         profiles = _parse_node_profiles(args.node_profile)
         first_id = BrokerConfig(configs).node_id

@@ -559,9 +559,9 @@ class BrokerConfig:
         node_id = self.static["node.id"] if "node.id" in self.static else self.static.get("broker.id", 0)
         self._node_id = int(node_id)
 
-    def _add_listener_config(self, name: str, raw: Any) -> None:
-        """Keep `listener.name.<listener>.<config>`, parsed as <config> is (a SASL mechanism may precede
-        `sasl.jaas.config`, as in `listener.name.sasl_ssl.scram-sha-256.sasl.jaas.config`)."""
+    def listener_config_def(self, name: str) -> tuple[str, str, ConfigDef]:
+        """(listener, config, definition) of `listener.name.<listener>.<config>`, parsed as <config> is (a SASL
+        mechanism may precede `sasl.jaas.config`, as in `listener.name.sasl_ssl.scram-sha-256.sasl.jaas.config`)."""
         listener, _, config = name[len(LISTENER_PREFIX):].partition(".")
         base = config
         mechanism, _, rest = config.partition(".")
@@ -569,7 +569,11 @@ class BrokerConfig:
             base = rest
         if not listener or base not in BROKER_CONFIGS or base in self.unknown:
             raise ConfigError(f"Unknown broker config name: {name}")
-        definition = self.broker_def(base)
+        return listener, config, self.broker_def(base)
+
+    def _add_listener_config(self, name: str, raw: Any) -> None:
+        """Keep `listener.name.<listener>.<config>` for that listener (see `listener_value`)."""
+        listener, config, definition = self.listener_config_def(name)
         value = definition.parse(raw)
         refuse_unsupported(definition, value)
         self.listener_static.setdefault(listener, {})[config] = value

@@ -224,3 +224,35 @@ def test_scram_credentials_created_through_the_admin_api_log_in_and_deleted_ones
         assert delivery_errors(settings)[0] is not None
     finally:
         admin.close()
+
+
+def test_serve_with_a_sasl_listener_and_scram_users_from_the_command_line(tmp_path: Path) -> None:
+    import json
+    import subprocess
+    import sys
+    import time
+
+    from minibroker.testing.process import stop_process
+
+    properties = tmp_path / "server.properties"
+    properties.write_text("listeners=SASL_PLAINTEXT://127.0.0.1:0\n"
+                          "sasl.enabled.mechanisms=SCRAM-SHA-512\n"
+                          f"listener.name.sasl_plaintext.scram-sha-512.sasl.jaas.config={SCRAM_JAAS}\n")
+    ready_file = tmp_path / "ready.json"
+    popen = subprocess.Popen([sys.executable, "-m", "minibroker", "serve", "--config", str(properties),
+                              "--add-scram", "SCRAM-SHA-512=[name=alice,password=alice-secret]",
+                              "--ready-file", str(ready_file)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 20
+        while not ready_file.exists():
+            assert time.monotonic() < deadline and popen.poll() is None
+            time.sleep(0.02)
+        bootstrap = json.loads(ready_file.read_text())["bootstrap_servers"]
+        settings = {"bootstrap.servers": bootstrap, "security.protocol": "SASL_PLAINTEXT",
+                    "sasl.mechanism": "SCRAM-SHA-512", "sasl.username": "alice", "sasl.password": "alice-secret"}
+        producer = Producer({**settings, "message.timeout.ms": 20000})
+        producer.produce("from-cli", b"x")  # auto-created
+        assert producer.flush(30) == 0
+        assert delivery_errors({**settings, "sasl.password": "wrong"})[0] is not None
+    finally:
+        stop_process(popen)
