@@ -104,6 +104,10 @@ def parse_args(argv: list[str] | None = None, environ: Mapping[str, str] | None 
     serve.add_argument("--config", type=Path, help="a Kafka-style server.properties file")
     serve.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                        help="override one config (repeatable)")
+    serve.add_argument("--generate-certificates", type=Path, metavar="DIR",
+                       help="testing aid: write a throwaway CA and a broker certificate (localhost, 127.0.0.1 and "
+                            "the advertised host) into DIR and use them for SSL and SASL_SSL listeners; clients "
+                            "trust DIR/ca.pem (also in the ready line as ca_path)")
     serve.add_argument("--add-scram", action="append", default=[], metavar="MECHANISM=[name=USER,password=PW]",
                        help="a SCRAM user to start with, as `kafka-storage format --add-scram` takes it "
                             "(repeatable), e.g. 'SCRAM-SHA-512=[name=alice,password=alice-secret]'")
@@ -204,10 +208,27 @@ def _log_start(broker: Broker, configs: dict[str, str], control_port: int | None
     log.info("minibroker non-default configs: %s", ", ".join(changed) or "none")
 
 
-def ready_event(broker: Broker, control_port: int | None = None) -> dict[str, Any]:
-    """The ready signal: where clients connect, each node's bind and advertised address, the control port."""
-    return {"event": "ready", "pid": os.getpid(), "bootstrap_servers": broker.bootstrap_servers,
-            "nodes": broker.listeners(), "control_port": control_port, "version": version()}
+def ready_event(broker: Broker, control_port: int | None = None, ca_path: Path | None = None) -> dict[str, Any]:
+    """The ready signal: where clients connect, each node's bind and advertised address, the control port
+    (and with --generate-certificates the CA clients trust)."""
+    event = {"event": "ready", "pid": os.getpid(), "bootstrap_servers": broker.bootstrap_servers,
+             "nodes": broker.listeners(), "control_port": control_port, "version": version()}
+    if ca_path is not None:
+        event["ca_path"] = str(ca_path)
+    return event
+
+
+def _generated_keystore(args: argparse.Namespace) -> dict[str, str]:
+    """--generate-certificates: a CA and broker certificate in DIR, as the broker's PEM keystore configs."""
+    from .server.broker import WILDCARD_HOSTS
+    from .testing.certs import make_broker_certificate, make_ca
+
+    hosts = {"localhost", "127.0.0.1",
+             *(h for h in (args.host, args.advertised_host) if h and h not in WILDCARD_HOSTS)}
+    ca = make_ca(args.generate_certificates)
+    certificate = make_broker_certificate(ca, sorted(hosts))
+    log.info("minibroker wrote a throwaway CA to %s; clients trust it as their CA file", ca.ca_path)
+    return certificate.keystore_configs("PEM")
 
 
 def _write_ready_file(path: Path, text: str) -> None:
@@ -235,7 +256,8 @@ async def _serve(args: argparse.Namespace, configs: dict[str, str]) -> int:
         control_port = control_server.sockets[0].getsockname()[1]
     try:
         _log_start(broker, configs, control_port)
-        line = json.dumps(ready_event(broker, control_port))
+        ca_path = args.generate_certificates / "ca.pem" if args.generate_certificates is not None else None
+        line = json.dumps(ready_event(broker, control_port, ca_path))
         if args.ready_file is not None:
             _write_ready_file(args.ready_file, line + "\n")
         print(line, flush=True)
@@ -298,6 +320,8 @@ def main(argv: list[str] | None = None) -> int:
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
         configs = _collect_configs(args)
+        if args.generate_certificates is not None:
+            configs = {**_generated_keystore(args), **configs}
         from .core.config import BrokerConfig
         from .server.broker import cluster_config
 

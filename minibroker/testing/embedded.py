@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from ..core.cluster import Cluster
     from ..server.broker import Broker
     from .control import Rule
+    from .secure import Security
 
 T = TypeVar("T")
 CALL_TIMEOUT_S = 30.0
@@ -75,6 +76,7 @@ class BrokerThread:
         # Built here, not on the thread, so a bad config raises ConfigError in the caller.
         self.broker: Broker = Broker(port=port, **options)
         self.broker_control = Control.attach(self.broker, faults)  # runs on the broker's thread: use .control
+        self.security: Security | None = None  # a secure_broker()'s CA, users and client settings (secure.py)
         self.control = ControlOnThread(self)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None

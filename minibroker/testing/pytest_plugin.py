@@ -6,7 +6,10 @@
 - `kafka_topic` (function): the name of a fresh topic on `kafka_broker`, deleted at teardown;
   `@pytest.mark.kafka_topic(partitions=3, config={"cleanup.policy": "compact"})`.
 - `kafka_broker_factory` (function): `kafka_broker_factory(nodes=3, as_version="3.9", config={...})`
-  starts a dedicated broker or cluster (a `BrokerThread`), stopped at teardown.
+  starts a dedicated broker or cluster (a `BrokerThread`), stopped at teardown; `secure=True` gives it
+  SSL, SASL_PLAINTEXT and SASL_SSL listeners too, with a throwaway CA and users (testing/secure.py).
+- `kafka_secure_broker` (session): such a secure broker; `.security.librdkafka("SASL_SSL", "SCRAM-SHA-512")`,
+  `.security.java(...)`, `.security.ca_path`.
 
 Options for the session broker: `--minibroker-config KEY=VALUE` (repeatable), `--minibroker-as-version`,
 `--minibroker-process` (a separate `minibroker serve` process, for tests that kill it); ini keys
@@ -137,11 +140,29 @@ def kafka_broker_factory() -> Iterator[Callable[..., BrokerThread]]:
 
     started: list[BrokerThread] = []
 
-    def start(**options: Any) -> BrokerThread:
-        broker = BrokerThread(**options).start()
+    def start(secure: bool = False, **options: Any) -> BrokerThread:
+        if secure:
+            from .secure import secure_broker
+
+            broker = secure_broker(**options)
+        else:
+            broker = BrokerThread(**options).start()
         started.append(broker)
         return broker
 
     yield start
     for broker in reversed(started):
+        broker.stop()
+
+
+@pytest.fixture(scope="session")
+def kafka_secure_broker() -> Iterator[BrokerThread]:
+    """A session broker with PLAINTEXT, SSL, SASL_PLAINTEXT and SASL_SSL listeners, a throwaway CA and the users
+    `admin`/`alice` for PLAIN and SCRAM; `.security` gives each client's settings (minibroker/testing/secure.py)."""
+    from .secure import secure_broker
+
+    broker = secure_broker()
+    try:
+        yield broker
+    finally:
         broker.stop()

@@ -185,3 +185,32 @@ def test_kafka_python_import_warnings_do_not_reach_the_users_run(pytester: pytes
     result.assert_outcomes(passed=1, warnings=1)
     result.stdout.fnmatch_lines(["*the user's own*"])
     result.stdout.no_fnmatch_line("*read_text is deprecated*")
+
+
+def test_the_secure_session_broker_serves_confluent_kafka_over_every_listener(pytester: pytest.Pytester) -> None:
+    result = run(pytester, """
+        import pytest
+        from confluent_kafka import Producer
+
+        @pytest.mark.parametrize("listener, mechanism", [
+            ("SSL", None), ("SASL_PLAINTEXT", "PLAIN"), ("SASL_SSL", "SCRAM-SHA-512"), ("SASL_SSL", "SCRAM-SHA-256")])
+        def test_produce(kafka_secure_broker, listener, mechanism):
+            settings = kafka_secure_broker.security.librdkafka(listener, mechanism or "PLAIN")
+            producer = Producer({**settings, "message.timeout.ms": 20000})
+            producer.produce("secure-topic", b"x")
+            assert producer.flush(30) == 0
+
+        def test_wrong_password(kafka_secure_broker):
+            errors = []
+            settings = kafka_secure_broker.security.librdkafka("SASL_SSL", "SCRAM-SHA-512", password="nope")
+            producer = Producer({**settings, "message.timeout.ms": 3000})
+            producer.produce("secure-topic", b"x", on_delivery=lambda err, msg: errors.append(err))
+            producer.flush(10)
+            assert errors and errors[0] is not None
+
+        def test_factory_secure_broker(kafka_broker_factory):
+            broker = kafka_broker_factory(secure=True, config={"ssl.client.auth": "required"})
+            assert broker.security.ca_path.is_file()
+            assert "ssl.truststore.location" in broker.security.java("SSL")
+    """)
+    result.assert_outcomes(passed=6)

@@ -136,3 +136,28 @@ def test_producer_without_tls_to_the_ssl_port_fails_cleanly(pki: Any) -> None:
         producer.produce("x", b"x", on_delivery=lambda err, _msg: errors.append(err))
         producer.flush(10)
         assert errors and errors[0] is not None
+
+
+def test_serve_generates_a_throwaway_ca_and_hands_its_path_to_clients(tmp_path: Path) -> None:
+    import json
+    import subprocess
+    import sys
+    import time
+
+    from minibroker.testing.process import stop_process
+
+    ready_file = tmp_path / "ready.json"
+    popen = subprocess.Popen([sys.executable, "-m", "minibroker", "serve", "--port", "0", "--set",
+                              "listeners=SSL://127.0.0.1:0", "--generate-certificates", str(tmp_path / "pki"),
+                              "--ready-file", str(ready_file)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 20
+        while not ready_file.exists():
+            assert time.monotonic() < deadline and popen.poll() is None
+            time.sleep(0.02)
+        ready = json.loads(ready_file.read_text())
+        assert ready["ca_path"] == str(tmp_path / "pki" / "ca.pem")
+        port = ready["nodes"][0]["port"]
+        assert round_trip(f"localhost:{port}", "generated", {"ssl.ca.location": ready["ca_path"]})
+    finally:
+        stop_process(popen)
