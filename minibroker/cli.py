@@ -238,8 +238,7 @@ def _write_ready_file(path: Path, text: str) -> None:
     os.replace(temporary, path)
 
 
-async def _serve(args: argparse.Namespace, configs: dict[str, str]) -> int:
-    broker = make_broker(args, configs)
+async def _serve(args: argparse.Namespace, configs: dict[str, str], broker: Broker) -> int:
     for seed in map(parse_add_scram, args.add_scram):
         broker.cluster.credentials.put_scram(seed.user, seed.mechanism, seed.credential)
     faults = parse_faults(args.fault)
@@ -342,6 +341,7 @@ def main(argv: list[str] | None = None) -> int:
             raise ValueError(f"--advertised-listeners lists {len(listeners)} addresses for {node_count} nodes")
         if args.ready_file is not None and not args.ready_file.parent.is_dir():
             raise ValueError(f"--ready-file: no directory {str(args.ready_file.parent)!r}")
+        broker = make_broker(args, configs)  # listeners, keystores and SASL settings are checked here
     except ValueError as exc:
         print(f"minibroker: refusing to start: {exc}", file=sys.stderr)
         return 2
@@ -351,7 +351,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         import uvloop
 
-        return uvloop.run(_serve(args, configs))
+        return uvloop.run(_serve(args, configs, broker))
     except OSError as exc:
         print(f"minibroker: cannot listen on {args.host}:{args.port}: {exc}", file=sys.stderr)
         return 1

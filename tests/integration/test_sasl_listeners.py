@@ -256,3 +256,17 @@ def test_serve_with_a_sasl_listener_and_scram_users_from_the_command_line(tmp_pa
         assert delivery_errors({**settings, "sasl.password": "wrong"})[0] is not None
     finally:
         stop_process(popen)
+
+
+def test_serve_refuses_an_unusable_sasl_listener_in_one_line() -> None:
+    import subprocess
+    import sys
+
+    result = subprocess.run([sys.executable, "-m", "minibroker", "serve", "--port", "0", "--set",
+                             "listeners=SASL_PLAINTEXT://127.0.0.1:0"], capture_output=True, text=True, timeout=30)
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines()[-1] == (
+        "minibroker: refusing to start: minibroker does not implement the SASL mechanism(s) GSSAPI enabled on "
+        "listener SASL_PLAINTEXT: set sasl.enabled.mechanisms to some of PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, "
+        "OAUTHBEARER")
+    assert "Traceback" not in result.stderr
