@@ -105,9 +105,9 @@ def parse_args(argv: list[str] | None = None, environ: Mapping[str, str] | None 
     serve.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                        help="override one config (repeatable)")
     serve.add_argument("--generate-certificates", type=Path, metavar="DIR",
-                       help="testing aid: write a throwaway CA and a broker certificate (localhost, 127.0.0.1 and "
-                            "the advertised host) into DIR and use them for SSL and SASL_SSL listeners; clients "
-                            "trust DIR/ca.pem (also in the ready line as ca_path)")
+                       help="testing aid: write a throwaway CA and a broker certificate (for localhost, the "
+                            "loopback address and the advertised host) into DIR and use them for SSL and "
+                            "SASL_SSL listeners; clients trust DIR/ca.pem (also in the ready line as ca_path)")
     serve.add_argument("--add-scram", action="append", default=[], metavar="MECHANISM=[name=USER,password=PW]",
                        help="a SCRAM user to start with, as `kafka-storage format --add-scram` takes it "
                             "(repeatable), e.g. 'SCRAM-SHA-512=[name=alice,password=alice-secret]'")
