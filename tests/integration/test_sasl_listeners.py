@@ -270,3 +270,38 @@ def test_serve_refuses_an_unusable_sasl_listener_in_one_line() -> None:
         "listener SASL_PLAINTEXT: set sasl.enabled.mechanisms to some of PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, "
         "OAUTHBEARER")
     assert "Traceback" not in result.stderr
+
+
+def test_kip_368_session_lifetime_reauthentication_and_expiry_on_the_core_clock() -> None:
+    from minibroker.core.clock import ManualClock
+    from minibroker.protocol.messages import SaslAuthenticateRequest
+
+    clock = ManualClock()
+    config = {"listeners": "SASL_PLAINTEXT://127.0.0.1:0", "sasl.enabled.mechanisms": "PLAIN",
+              "listener.name.sasl_plaintext.plain.sasl.jaas.config": PLAIN_JAAS, "connections.max.reauth.ms": "60000"}
+    metadata = MetadataRequest(topics=[], allow_auto_topic_creation=False)
+    with BrokerThread(config=config, clock=clock) as broker:
+        port = port_of(broker, "SASL_PLAINTEXT")
+        with WireClient("127.0.0.1", port) as wire:
+            assert handshake(wire, "PLAIN").error_code == 0
+            answer = wire.request(SaslAuthenticateRequest(auth_bytes=b"\x00alice\x00alice-secret"), 2)
+            assert (answer.error_code, answer.session_lifetime_ms) == (0, 60000)
+            assert wire.request(metadata, 12).brokers
+            clock.advance(50_000)  # re-authenticate before the lifetime is over: a new one starts
+            assert handshake(wire, "PLAIN").error_code == 0
+            again = wire.request(SaslAuthenticateRequest(auth_bytes=b"\x00alice\x00alice-secret"), 2)
+            assert (again.error_code, again.session_lifetime_ms) == (0, 60000)
+            clock.advance(50_000)  # past the first lifetime, inside the second
+            assert wire.request(metadata, 12).brokers
+            clock.advance(20_000)  # past the second: the next request closes the connection
+            wire.send_raw(wire.encode_request(metadata, 12))
+            assert wire.is_closed_by_peer()
+        with WireClient("127.0.0.1", port) as wire:  # re-authenticating as someone else is refused
+            assert handshake(wire, "PLAIN").error_code == 0
+            assert wire.request(SaslAuthenticateRequest(auth_bytes=b"\x00alice\x00alice-secret"), 2).error_code == 0
+            assert handshake(wire, "PLAIN").error_code == 0
+            other = wire.request(SaslAuthenticateRequest(auth_bytes=b"\x00admin\x00admin-secret"), 2)
+            assert other.error_code == 58  # SASL_AUTHENTICATION_FAILED
+            assert other.error_message == ("Cannot change principals during re-authentication from User.alice: "
+                                           "User.admin")
+            assert wire.is_closed_by_peer()
