@@ -10,6 +10,7 @@ from typing import Any
 from ..protocol.errors import ErrorCode, KafkaError
 from ..protocol.messages import ApiVersionsRequest, MetadataRequest
 from .connection import BrokerConnection
+from .security import ClientSecurity
 
 METADATA_VERSION = 12
 
@@ -36,10 +37,12 @@ class TopicInfo:
 class KafkaClient:
     """Talks to a cluster: bootstrap, metadata, a pipelined connection per node, raw requests."""
 
-    def __init__(self, bootstrap_servers: str, client_id: str = "minibroker-client") -> None:
+    def __init__(self, bootstrap_servers: str, client_id: str = "minibroker-client",
+                 security: ClientSecurity | None = None) -> None:
         self.bootstrap = [(host, int(port)) for host, _, port in
                           (item.strip().rpartition(":") for item in bootstrap_servers.split(","))]
         self.client_id = client_id
+        self.security = security  # TLS and SASL settings of every connection (client/security.py)
         self.nodes: dict[int, tuple[str, int]] = {}
         self.topics: dict[str, TopicInfo] = {}
         self.api_versions: dict[int, dict[int, tuple[int, int]]] = {}
@@ -50,7 +53,7 @@ class KafkaClient:
         """Contact a bootstrap server and load the cluster's metadata."""
         last_error: Exception | None = None
         for host, port in self.bootstrap:
-            connection = BrokerConnection(host, port, self.client_id)
+            connection = BrokerConnection(host, port, self.client_id, self.security)
             try:
                 await connection.connect()
                 await self._load_metadata(connection, None)
@@ -74,7 +77,7 @@ class KafkaClient:
             if existing is not None and not existing.closed:
                 return existing
             host, port = self.nodes[node_id]
-            connection = BrokerConnection(host, port, self.client_id)
+            connection = BrokerConnection(host, port, self.client_id, self.security)
             await connection.connect()
             versions = await connection.request(
                 ApiVersionsRequest(client_software_name="minibroker", client_software_version="0.1.0"), 3)

@@ -8,7 +8,8 @@ import struct
 from collections import deque
 from typing import Any
 
-from ..protocol.messages import REQUESTS, RESPONSES
+from ..protocol.messages import REQUESTS, RESPONSES, SaslAuthenticateRequest, SaslHandshakeRequest
+from .security import ClientSecurity
 
 _SIZE = struct.Struct(">i")
 API_VERSIONS_KEY = 18
@@ -18,13 +19,19 @@ class ConnectionClosed(ConnectionError):
     """The broker closed the connection (or it was closed) before answering."""
 
 
+class AuthenticationFailed(ConnectionError):
+    """The broker refused the SASL mechanism or the credentials."""
+
+
 class BrokerConnection:
     """Sends requests at chosen versions; a reader task matches answers to them in order."""
 
-    def __init__(self, host: str, port: int, client_id: str = "minibroker-client") -> None:
+    def __init__(self, host: str, port: int, client_id: str = "minibroker-client",
+                 security: ClientSecurity | None = None) -> None:
         self.host = host
         self.port = port
         self.client_id = client_id
+        self.security = security or ClientSecurity()
         self._reader: asyncio.StreamReader | None = None
         self._writer: asyncio.StreamWriter | None = None
         self._waiting: deque[tuple[int, int, int, asyncio.Future[Any]]] = deque()
@@ -38,8 +45,27 @@ class BrokerConnection:
         return len(self._waiting)
 
     async def connect(self) -> None:
-        self._reader, self._writer = await asyncio.open_connection(self.host, self.port)
+        """Open the connection (TLS for SSL and SASL_SSL) and authenticate on SASL ones."""
+        context = self.security.ssl_context()
+        self._reader, self._writer = await asyncio.open_connection(
+            self.host, self.port, ssl=context, server_hostname=self.host if context is not None else None)
         self._read_task = asyncio.create_task(self._read_loop())
+        if self.security.uses_sasl:
+            await self._authenticate()
+
+    async def _authenticate(self) -> None:
+        """SaslHandshake v1, then SaslAuthenticate v2 until the mechanism is done (Kafka's SaslClientAuthenticator)."""
+        handshake = await self.request(SaslHandshakeRequest(mechanism=self.security.mechanism), 1)
+        if handshake.error_code:
+            raise AuthenticationFailed(f"SASL mechanism {self.security.mechanism} refused (error "
+                                       f"{handshake.error_code}); the broker enables {handshake.mechanisms}")
+        exchange = self.security.sasl_exchange()
+        token: bytes | None = exchange.first()
+        while token is not None:
+            answer = await self.request(SaslAuthenticateRequest(auth_bytes=token), 2)
+            if answer.error_code:
+                raise AuthenticationFailed(answer.error_message or f"SASL authentication failed ({answer.error_code})")
+            token = exchange.respond(bytes(answer.auth_bytes))
 
     def _frame(self, request: Any, version: int, correlation_id: int) -> bytes:
         client_id = self.client_id.encode()

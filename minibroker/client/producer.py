@@ -39,6 +39,7 @@ from ..protocol.messages import InitProducerIdRequest, ProduceRequest
 from .client import KafkaClient
 from .connection import BrokerConnection, ConnectionClosed
 from .partitioner import StickyPartitioner, key_partition
+from .security import ClientSecurity
 from .transactions import TransactionHandle, add_partitions_to_txn, end_transaction, init_producer_id
 
 DEFAULT_BATCHES_TO_RETAIN = 5
@@ -129,6 +130,7 @@ class Producer:
         request_timeout_ms: int = 30_000,
         produce_version: int | None = None,
         client_id: str = "minibroker-producer",
+        security: ClientSecurity | None = None,
         transactional_id: str | None = None,
         transaction_timeout_ms: int = 60_000,
     ) -> None:
@@ -139,7 +141,7 @@ class Producer:
         # no cap of 5 when idempotent: the per-partition window limits what is at risk (KIP-1269)
         if max_in_flight_requests_per_connection < 1:
             raise ValueError("max_in_flight_requests_per_connection must be at least 1")
-        self.client = KafkaClient(bootstrap_servers, client_id)
+        self.client = KafkaClient(bootstrap_servers, client_id, security)
         self.linger_ms = linger_ms
         self.batch_size = batch_size
         self.codec = CODECS[compression]

@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from ..protocol.errors import ErrorCode
-from .jaas import load_server_jaas
+from ..protocol.jaas import load_server_jaas
 
 PLAIN_LOGIN_MODULE = "org.apache.kafka.common.security.plain.PlainLoginModule"
 JAAS_USER_PREFIX = "user_"

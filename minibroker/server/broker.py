@@ -15,7 +15,7 @@ from ..apis.releases import LATEST, release
 from ..core.clock import Clock
 from ..core.cluster import Cluster, Endpoint, Node
 from ..core.config import KIP1269_CONFIGS, BrokerConfig, ConfigError
-from ..core.jaas import load_server_jaas
+from ..protocol.jaas import load_server_jaas
 from .adapter import READ_BUFFER_SIZE, AuthenticatorFactory, ConnectionAdapter, Listener
 from .authenticator import SaslAuthenticator
 from .connection import RequestHook

@@ -17,6 +17,7 @@ from pyspark.sql.datasource import InputPartition
 
 from ..client import KafkaClient
 from ..client.consumer import EARLIEST, LATEST, RecordColumns, fetch_range, list_offsets
+from ..client.security import ClientSecurity
 from .arrow import to_record_batch
 from .options import OffsetJson, OptionError, SourceOptions, TopicPartition
 
@@ -35,9 +36,10 @@ def new_event_loop() -> asyncio.AbstractEventLoop:
 class SyncClient:
     """A KafkaClient on a private event loop, driven from synchronous code."""
 
-    def __init__(self, bootstrap_servers: str, client_id: str = "minibroker-spark") -> None:
+    def __init__(self, bootstrap_servers: str, client_id: str = "minibroker-spark",
+                 security: ClientSecurity | None = None) -> None:
         self.loop = new_event_loop()
-        self.client = KafkaClient(bootstrap_servers, client_id)
+        self.client = KafkaClient(bootstrap_servers, client_id, security)
         try:
             self.run(self.client.start())
         except BaseException:
@@ -133,7 +135,7 @@ def plan_ranges(starts: dict[TopicPartition, int], ends: dict[TopicPartition, in
 
 def read_range(options: SourceOptions, part: KafkaInputPartition, schema: pa.Schema) -> Iterator[pa.RecordBatch]:
     """The records of one input partition as Arrow batches."""
-    sync = SyncClient(options.bootstrap_servers)
+    sync = SyncClient(options.bootstrap_servers, security=options.security)
     records: AsyncGenerator[RecordColumns, None] = fetch_range(
         sync.client, part.topic, part.partition, part.start, part.end, isolation_level=options.isolation_level,
         include_headers="headers" in schema.names, max_bytes=options.fetch_max_bytes,

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ..client.consumer import EARLIEST, ISOLATION_LEVELS, LATEST
+from ..client.security import ClientSecurity
 
 TopicPartition = tuple[str, int]
 #: Spark's offset JSON as a dict: topic -> partition (as a string) -> offset
@@ -85,11 +86,21 @@ def offsets_from_json(offsets: Mapping[str, Mapping[str, int]]) -> dict[TopicPar
             for partition, offset in parts.items()}
 
 
+def client_security(options: Mapping[str, str]) -> ClientSecurity:
+    """TLS and SASL from the `kafka.`-prefixed options, as Spark's Kafka source passes them to its client."""
+    try:
+        return ClientSecurity.from_config({key[len("kafka."):]: value for key, value in options.items()
+                                           if key.startswith("kafka.")})
+    except ValueError as exc:
+        raise OptionError(str(exc)) from None
+
+
 @dataclass(frozen=True)
 class SourceOptions:
     """Read options; the names are Spark's Kafka source's."""
 
     bootstrap_servers: str
+    security: ClientSecurity
     subscribe: tuple[str, ...] | None
     subscribe_pattern: str | None
     assign: dict[str, list[int]] | None
@@ -148,6 +159,7 @@ class SourceOptions:
             raise OptionError("endingOffsets is for batch queries only")
         return cls(
             bootstrap_servers=bootstrap,
+            security=client_security(options),
             subscribe=subscribe,
             subscribe_pattern=pattern,
             assign=assign,
@@ -173,6 +185,7 @@ class SinkOptions:
     """Write options: Spark's Kafka sink's, plus the producer configs and the transaction mode."""
 
     bootstrap_servers: str
+    security: ClientSecurity
     topic: str | None
     transactional: bool
     transactional_id_prefix: str | None
@@ -195,6 +208,7 @@ class SinkOptions:
                               "none, gzip, snappy, lz4, zstd")
         return cls(
             bootstrap_servers=bootstrap,
+            security=client_security(options),
             topic=options.get("topic") or None,
             transactional=_bool(options, "transactional", True),
             transactional_id_prefix=options.get("transactionalidprefix") or None,

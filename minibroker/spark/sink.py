@@ -81,7 +81,7 @@ class _TaskWriter:
             options.bootstrap_servers, linger_ms=options.linger_ms, batch_size=options.batch_size,
             compression=options.compression, max_in_flight_requests_per_connection=options.max_in_flight,
             transactional_id=transactional_id, transaction_timeout_ms=options.transaction_timeout_ms,
-            client_id=f"minibroker-spark-{transactional_id or 'writer'}")
+            client_id=f"minibroker-spark-{transactional_id or 'writer'}", security=options.security)
         self.records = 0
 
     def run(self, awaitable: Any) -> Any:
@@ -167,7 +167,7 @@ class _KafkaWriterBase:
         handles = [m.transaction for m in messages if m is not None and m.transaction is not None]
         if not handles:
             return
-        sync = SyncClient(self.options.bootstrap_servers)
+        sync = SyncClient(self.options.bootstrap_servers, security=self.options.security)
         try:
             for index, handle in enumerate(handles):
                 try:
@@ -195,7 +195,7 @@ class _KafkaWriterBase:
         if not self.options.transactional:
             return
         ids = [self.transactional_id(index) for index in range(len(messages))]
-        sync = SyncClient(self.options.bootstrap_servers)
+        sync = SyncClient(self.options.bootstrap_servers, security=self.options.security)
         try:
             for message in messages:
                 if message is not None and message.transaction is not None:

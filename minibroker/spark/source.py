@@ -46,7 +46,7 @@ class KafkaBatchReader(DataSourceReader):
         self.schema = schema
 
     def partitions(self) -> Sequence[InputPartition]:
-        sync = SyncClient(self.options.bootstrap_servers)
+        sync = SyncClient(self.options.bootstrap_servers, security=self.options.security)
         try:
             partitions = sync.call(lambda c: discover_partitions(c, self.options))
             starts = sync.call(lambda c: resolve_offsets(c, partitions, self.options.starting_offsets,
@@ -86,7 +86,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def _client(self) -> SyncClient:
         if self._sync is None:
-            self._sync = SyncClient(self.options.bootstrap_servers)
+            self._sync = SyncClient(self.options.bootstrap_servers, security=self.options.security)
         return self._sync
 
     def _latest_offsets(self) -> dict[TopicPartition, int]:

@@ -23,6 +23,7 @@ import concurrent.futures
 import inspect
 import threading
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .admin import TopicAdmin
@@ -76,11 +77,24 @@ class BrokerThread:
         # Built here, not on the thread, so a bad config raises ConfigError in the caller.
         self.broker: Broker = Broker(port=port, **options)
         self.broker_control = Control.attach(self.broker, faults)  # runs on the broker's thread: use .control
-        self.security: Security | None = None  # a secure_broker()'s CA, users and client settings (secure.py)
+        self.security: Security | None = None  # BrokerThread.secured(): its CA, users and client settings (secure.py)
         self.control = ControlOnThread(self)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._admin: TopicAdmin | None = None
+
+    @classmethod
+    def secured(cls, directory: str | Path | None = None, config: Mapping[str, Any] | None = None,
+                **options: Any) -> BrokerThread:
+        """A started broker with PLAINTEXT, SSL, SASL_PLAINTEXT and SASL_SSL listeners, a throwaway CA and users;
+        `.security` has the client settings (minibroker/testing/secure.py). `config` adds or overrides configs."""
+        from .secure import new_security
+
+        security = new_security(directory)
+        broker = cls(config={**security.broker_config(), **(config or {})}, **options).start()
+        security.seed_users(broker)
+        broker.security = security
+        return broker
 
     @property
     def bootstrap_servers(self) -> str:

@@ -142,9 +142,7 @@ def kafka_broker_factory() -> Iterator[Callable[..., BrokerThread]]:
 
     def start(secure: bool = False, **options: Any) -> BrokerThread:
         if secure:
-            from .secure import secure_broker
-
-            broker = secure_broker(**options)
+            broker = BrokerThread.secured(**options)
         else:
             broker = BrokerThread(**options).start()
         started.append(broker)
@@ -159,9 +157,9 @@ def kafka_broker_factory() -> Iterator[Callable[..., BrokerThread]]:
 def kafka_secure_broker() -> Iterator[BrokerThread]:
     """A session broker with PLAINTEXT, SSL, SASL_PLAINTEXT and SASL_SSL listeners, a throwaway CA and the users
     `admin`/`alice` for PLAIN and SCRAM; `.security` gives each client's settings (minibroker/testing/secure.py)."""
-    from .secure import secure_broker
+    from .embedded import BrokerThread
 
-    broker = secure_broker()
+    broker = BrokerThread.secured()
     try:
         yield broker
     finally:

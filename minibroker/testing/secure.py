@@ -1,6 +1,6 @@
 """A broker with every kind of listener for tests: SSL, SASL_PLAINTEXT and SASL_SSL, a throwaway CA, users.
 
-    with secure_broker() as broker:
+    with BrokerThread.secured() as broker:
         settings = broker.security.librdkafka("SASL_SSL", "SCRAM-SHA-512")  # confluent-kafka / kcat
         producer = confluent_kafka.Producer(settings)
 
@@ -14,12 +14,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .certs import CertificateAuthority, IssuedCertificate, make_broker_certificate, make_ca, make_client_certificate
-
-if TYPE_CHECKING:
-    from .embedded import BrokerThread
 
 USERS = {"admin": "admin-secret", "alice": "alice-secret"}
 MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
@@ -39,7 +36,7 @@ class Security:
     ca: CertificateAuthority
     certificate: IssuedCertificate
     users: dict[str, str] = field(default_factory=lambda: dict(USERS))
-    broker: BrokerThread | None = None
+    broker: Any = None  # the BrokerThread, once seed_users ran (embedded.py imports this module, not the reverse)
 
     @property
     def ca_path(self) -> Path:
@@ -60,7 +57,7 @@ class Security:
                 configs[f"listener.name.{listener}.{mechanism.lower()}.sasl.jaas.config"] = f"{_SCRAM_MODULE} required;"
         return configs
 
-    def seed_users(self, broker: BrokerThread) -> None:
+    def seed_users(self, broker: Any) -> None:
         """Give every user a SCRAM credential for both mechanisms (as `kafka-storage format --add-scram`)."""
         from ..core.credentials import scram_from_password
 
@@ -109,18 +106,3 @@ def new_security(directory: str | Path | None = None) -> Security:
     """A fresh CA and broker certificate (for localhost and 127.0.0.1) in `directory` (a temporary one by default)."""
     ca = make_ca(directory)
     return Security(ca, make_broker_certificate(ca))
-
-
-def secure_broker(directory: str | Path | None = None, config: dict[str, Any] | None = None,
-                  **options: Any) -> BrokerThread:
-    """A started `BrokerThread` with the four listeners (see the module docstring); `.security` has the rest.
-
-    `config` adds or overrides broker configs (e.g. `ssl.client.auth=required` for mutual TLS).
-    """
-    from .embedded import BrokerThread
-
-    security = new_security(directory)
-    broker = BrokerThread(config={**security.broker_config(), **(config or {})}, **options).start()
-    security.seed_users(broker)
-    broker.security = security
-    return broker

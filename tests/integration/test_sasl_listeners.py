@@ -305,3 +305,39 @@ def test_kip_368_session_lifetime_reauthentication_and_expiry_on_the_core_clock(
             assert other.error_message == ("Cannot change principals during re-authentication from User.alice: "
                                            "User.admin")
             assert wire.is_closed_by_peer()
+
+
+@pytest.mark.parametrize(("listener", "mechanism", "user"), [
+    ("SASL_SSL", "SCRAM-SHA-512", "bob"), ("SASL_SSL", "SCRAM-SHA-256", "bob"), ("SASL_PLAINTEXT", "PLAIN", "alice")])
+async def test_minibrokers_own_producer_and_consumer_take_kafka_security_settings(
+        secure: BrokerThread, pki: Any, listener: str, mechanism: str, user: str) -> None:
+    from minibroker.client import KafkaClient
+    from minibroker.client.consumer import fetch_range
+    from minibroker.client.producer import Producer as Kip1269Producer
+    from minibroker.client.security import ClientSecurity
+
+    ca, _broker = pki
+    password = {"bob": "bob-secret", "alice": "alice-secret"}[user]
+    module = "plain.PlainLoginModule" if mechanism == "PLAIN" else "scram.ScramLoginModule"
+    settings = {"security.protocol": listener, "sasl.mechanism": mechanism, "ssl.truststore.type": "PEM",
+                "ssl.truststore.location": str(ca.ca_path),
+                "sasl.jaas.config": f'org.apache.kafka.common.security.{module} required username="{user}" '
+                                    f'password="{password}";'}
+    security = ClientSecurity.from_config(settings)
+    topic = f"own-client-{listener}-{mechanism}".lower()
+    async with Kip1269Producer(address(secure, listener), security=security) as producer:
+        for i in range(3):
+            await producer.send(topic, f"own-{i}".encode(), partition=0)
+        await producer.flush()
+    client = KafkaClient(address(secure, listener), security=security)
+    await client.start()
+    try:
+        values = [value for columns in [c async for c in fetch_range(client, topic, 0, 0, 3)]
+                  for value in columns.values]
+    finally:
+        await client.close()
+    assert values == [b"own-0", b"own-1", b"own-2"]
+    wrong = ClientSecurity.from_config({**settings, "sasl.jaas.config": settings["sasl.jaas.config"].replace(
+        password, "nope")})
+    with pytest.raises(ConnectionError, match="Authentication failed"):
+        await KafkaClient(address(secure, listener), security=wrong).start()

@@ -35,8 +35,8 @@ from minibroker.core.credentials import (
     scram_from_password,
     secure_random_string,
 )
-from minibroker.core.jaas import JaasConfigError, JaasEntry, load_server_jaas, parse_jaas_config
 from minibroker.protocol.errors import ErrorCode
+from minibroker.protocol.jaas import JaasConfigError, JaasEntry, load_server_jaas, parse_jaas_config
 from minibroker.server.sasl.base import SaslAuthenticationError, SaslFatalError, SaslServer
 from minibroker.server.sasl.mechanism import (
     SaslServerConfig,
