@@ -305,6 +305,7 @@ _IMPLEMENTED_BROKER = frozenset({
     "ssl.cipher.suites", "ssl.principal.mapping.rules",
     # SASL listeners (server/authenticator.py, server/sasl/)
     "sasl.enabled.mechanisms", "sasl.jaas.config", "connections.max.reauth.ms", "sasl.server.max.receive.size",
+    "connection.failed.authentication.delay.ms",
 })
 
 # Accepted with any valid value: they tune threads, buffers, files, disk flushing, replication fetchers,

@@ -240,9 +240,23 @@ class ConnectionAdapter(asyncio.BufferedProtocol):
         if authenticator.complete and authenticator.principal is not None:
             self.session.principal = authenticator.principal
             self.state.max_frame_bytes = self.cluster.config["socket.request.max.bytes"]
-        self._send(step.answer)
-        if step.close is not None:
-            self._close(step.close)
+        if step.close is None:
+            self._send(step.answer)
+            return True
+        reason = step.close
+        delay_ms = self.cluster.config["connection.failed.authentication.delay.ms"]
+        if delay_ms <= 0:
+            self._send(step.answer)
+            self._close(reason)
+            return True
+
+        def fail() -> None:
+            # Kafka's Selector.delayCloseOnAuthenticationFailure: the failure answer, then the close, come late,
+            # which slows down a client guessing passwords; nothing else is read meanwhile
+            self._send(step.answer)
+            self._close(reason)
+
+        asyncio.get_running_loop().call_later(delay_ms / 1000, fail)
         return True
 
     def _answer(self, request: Request, data: Answer, later: bool = False) -> None:

@@ -341,3 +341,20 @@ async def test_minibrokers_own_producer_and_consumer_take_kafka_security_setting
         password, "nope")})
     with pytest.raises(ConnectionError, match="Authentication failed"):
         await KafkaClient(address(secure, listener), security=wrong).start()
+
+
+def test_a_failed_login_is_answered_and_closed_only_after_connection_failed_authentication_delay_ms() -> None:
+    import time
+
+    from minibroker.protocol.messages import SaslAuthenticateRequest
+
+    config = {"listeners": "SASL_PLAINTEXT://127.0.0.1:0", "sasl.enabled.mechanisms": "PLAIN",
+              "listener.name.sasl_plaintext.plain.sasl.jaas.config": PLAIN_JAAS,
+              "connection.failed.authentication.delay.ms": "400"}
+    with BrokerThread(config=config) as broker, WireClient("127.0.0.1", port_of(broker, "SASL_PLAINTEXT")) as wire:
+        assert handshake(wire, "PLAIN").error_code == 0
+        started = time.monotonic()
+        answer = wire.request(SaslAuthenticateRequest(auth_bytes=b"\x00alice\x00wrong"), 2)
+        assert time.monotonic() - started >= 0.35  # generous: only the lower bound is Kafka's rule
+        assert (answer.error_code, answer.error_message) == (58, "Authentication failed: Invalid username or password")
+        assert wire.is_closed_by_peer()
