@@ -358,3 +358,17 @@ def test_a_failed_login_is_answered_and_closed_only_after_connection_failed_auth
         assert time.monotonic() - started >= 0.35  # generous: only the lower bound is Kafka's rule
         assert (answer.error_code, answer.error_message) == (58, "Authentication failed: Invalid username or password")
         assert wire.is_closed_by_peer()
+
+
+def test_confluent_kafka_logs_in_with_an_unsecured_oauthbearer_token() -> None:
+    config = {"listeners": "SASL_PLAINTEXT://127.0.0.1:0", "sasl.enabled.mechanisms": "OAUTHBEARER",
+              "listener.name.sasl_plaintext.oauthbearer.sasl.jaas.config":
+                  "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required;"}
+    with BrokerThread(config=config) as broker:
+        settings = {"bootstrap.servers": address(broker, "SASL_PLAINTEXT"), "security.protocol": "SASL_PLAINTEXT",
+                    "sasl.mechanism": "OAUTHBEARER", "enable.sasl.oauthbearer.unsecure.jwt": True,
+                    "sasl.oauthbearer.config": "principal=carol"}
+        producer = Producer({**settings, "message.timeout.ms": 20000})
+        producer.produce("oauth", b"token")
+        assert producer.flush(30) == 0
+        assert principals_on(broker, "SASL_PLAINTEXT") == {"User:carol"}

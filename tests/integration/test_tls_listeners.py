@@ -161,3 +161,22 @@ def test_serve_generates_a_throwaway_ca_and_hands_its_path_to_clients(tmp_path: 
         assert round_trip(f"localhost:{port}", "generated", {"ssl.ca.location": ready["ca_path"]})
     finally:
         stop_process(popen)
+
+
+def test_mutual_tls_with_kafka_python_gives_the_same_principal(pki: Any) -> None:
+    from kafka import KafkaProducer
+
+    ca, _broker, client = pki
+    config = tls_config(pki, **{"ssl.client.auth": "required"})
+    with BrokerThread(config=config) as broker:
+        broker.create_topic("mtls-python", partitions=1)
+        producer = KafkaProducer(bootstrap_servers=f"localhost:{ssl_port(broker)}", security_protocol="SSL",
+                                 ssl_cafile=str(ca.ca_path), ssl_certfile=str(client.cert_path),
+                                 ssl_keyfile=str(client.key_path))
+        try:
+            producer.send("mtls-python", b"hello").get(timeout=20)
+            principals = broker.call(lambda: {c.session.principal for c in broker.broker.connections
+                                              if c.session.listener == "SSL"})
+            assert principals == {"User:CN=alice"}
+        finally:
+            producer.close()
