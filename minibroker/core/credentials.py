@@ -253,14 +253,21 @@ class CredentialError(Exception):
         self.message = message
 
 
-def validate_scram_upsertion(user: str, mechanism: str | int, iterations: int) -> CredentialError | None:
-    """What ScramControlManager.validateUpsertion refuses, or None."""
+def _user_and_mechanism(user: str, mechanism: str | int) -> ScramMechanism | CredentialError:
+    """ScramControlManager.validateScramUsernameAndMechanism: the mechanism, or why it is refused."""
     if not user:
         return CredentialError(ErrorCode.UNACCEPTABLE_CREDENTIAL, "Username must not be empty")
     try:
-        mech = scram_mechanism(mechanism)
+        return scram_mechanism(mechanism)
     except KeyError:
         return CredentialError(ErrorCode.UNSUPPORTED_SASL_MECHANISM, "Unknown SCRAM mechanism")
+
+
+def validate_scram_upsertion(user: str, mechanism: str | int, iterations: int) -> CredentialError | None:
+    """What ScramControlManager.validateUpsertion refuses, or None."""
+    mech = _user_and_mechanism(user, mechanism)
+    if isinstance(mech, CredentialError):
+        return mech
     if iterations < mech.min_iterations:
         return CredentialError(ErrorCode.UNACCEPTABLE_CREDENTIAL, "Too few iterations")
     if iterations > MAX_ITERATIONS:
@@ -331,12 +338,9 @@ class CredentialStore:
 
     def validate_scram_deletion(self, user: str, mechanism: str | int) -> CredentialError | None:
         """What ScramControlManager.validateDeletion refuses, or None."""
-        if not user:
-            return CredentialError(ErrorCode.UNACCEPTABLE_CREDENTIAL, "Username must not be empty")
-        try:
-            mech = scram_mechanism(mechanism)
-        except KeyError:
-            return CredentialError(ErrorCode.UNSUPPORTED_SASL_MECHANISM, "Unknown SCRAM mechanism")
+        mech = _user_and_mechanism(user, mechanism)
+        if isinstance(mech, CredentialError):
+            return mech
         if (user, mech.name) not in self._scram:
             return CredentialError(ErrorCode.RESOURCE_NOT_FOUND,
                                    "Attempt to delete a user credential that does not exist")

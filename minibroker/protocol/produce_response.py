@@ -13,6 +13,8 @@ from __future__ import annotations
 import struct
 from typing import Any
 
+from kafka.protocol.schemas.fields.codecs import UnsignedVarInt32
+
 _PARTITION_V3 = struct.Struct(">ihqq")  # index, error code, base offset, log append time
 _PARTITION_V5 = struct.Struct(">ihqqq")  # ... log start offset
 _INT32 = struct.Struct(">i")
@@ -22,22 +24,13 @@ _NOT_LEADER_OR_FOLLOWER = 6
 _EMPTY_NULLABLE_ARRAY_AND_NULL_STRING = {False: b"\x00\x00\x00\x00\xff\xff", True: b"\x01\x00"}
 
 
-def _uvarint(value: int) -> bytes:
-    out = bytearray()
-    while value >= 0x80:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
-
-
 _SMALL_COMPACT_COUNTS = [bytes((n + 1,)) for n in range(127)]  # compact array length n as one byte
 
 
 def _count(n: int, flexible: bool) -> bytes:
     if not flexible:
         return _INT32.pack(n)
-    return _SMALL_COMPACT_COUNTS[n] if n < 127 else _uvarint(n + 1)
+    return _SMALL_COMPACT_COUNTS[n] if n < 127 else UnsignedVarInt32.encode(n + 1)
 
 
 def encode_produce_response(response: Any, version: int) -> bytes | None:

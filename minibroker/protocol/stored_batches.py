@@ -13,6 +13,8 @@ import struct
 from collections.abc import Iterable
 from typing import Any
 
+from kafka.protocol.schemas.fields.codecs import UnsignedVarInt32
+
 Buffer = bytes | bytearray | memoryview
 
 _PLACEHOLDER_SIZE = 16
@@ -30,18 +32,9 @@ class StoredBatches(list[Buffer]):
         return b"".join(self)
 
 
-def _uvarint(value: int) -> bytes:
-    out = bytearray()
-    while value >= 0x80:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
-
-
 def _length_prefix(size: int, flexible: bool) -> bytes:
     """A non-null `records` field's length: compact (uvarint of size + 1) in flexible versions, else int32."""
-    return _uvarint(size + 1) if flexible else _LENGTH.pack(size)
+    return UnsignedVarInt32.encode(size + 1) if flexible else _LENGTH.pack(size)
 
 
 def encode_with_stored_batches(message: Any, version: int, flexible: bool, holders: Iterable[Any]) -> list[Buffer]:
