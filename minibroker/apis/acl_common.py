@@ -1,22 +1,50 @@
-"""What the three ACL APIs share: no authorizer, and the request checks Kafka makes while parsing."""
+"""What the three ACL APIs share: the request checks Kafka makes while parsing, and bindings from the wire."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
+from ..core.acls import (
+    AclBinding,
+    AclBindingFilter,
+    AclOperation,
+    AclPermissionType,
+    PatternType,
+    ResourceType,
+    from_code,
+)
 from ..protocol.messages import request_parse_error
 from .context import CloseConnection
 
-# AclApis/ControllerApis with no `authorizer.class.name`: the message of the SecurityDisabledException
-# CreateAcls and DeleteAcls answer with, and the one DescribeAcls sets itself.
+# AclApis with no `authorizer.class.name`: the message of the SecurityDisabledException CreateAcls and
+# DeleteAcls answer with, and the one DescribeAcls sets itself.
 NO_AUTHORIZER = "No Authorizer is configured."
 NO_AUTHORIZER_ON_BROKER = "No Authorizer is configured on the broker"
 
-UNKNOWN = 0  # ResourceType/PatternType/AclOperation/AclPermissionType.UNKNOWN
+
+def refuse_unknown_elements(api_key: int, api_version: int, elements: Iterable[tuple[int, int, int, int]],
+                            what: str) -> None:
+    """CloseConnection when a filter or binding holds a code Kafka reads as UNKNOWN (0, or one it does not know),
+    as the request's constructor throws while Kafka parses it (CreateAclsRequest.validate,
+    Describe/DeleteAclsRequest.normalizeAndValidate). Each element is (resource type, pattern type, operation,
+    permission type)."""
+    for resource_type, pattern_type, operation, permission in elements:
+        codes = (from_code(ResourceType, resource_type), from_code(PatternType, pattern_type),
+                 from_code(AclOperation, operation), from_code(AclPermissionType, permission))
+        if any(code == 0 for code in codes):
+            raise CloseConnection(request_parse_error(api_key, api_version, f"IllegalArgumentException: {what}"))
 
 
-def refuse_unknown_elements(api_key: int, api_version: int, codes: Iterable[int], what: str) -> None:
-    """CloseConnection when a filter or binding holds an UNKNOWN (0) code, as the request's constructor
-    throws while Kafka parses it (CreateAclsRequest.validate, Describe/DeleteAclsRequest.normalizeAndValidate)."""
-    if any(code == UNKNOWN for code in codes):
-        raise CloseConnection(request_parse_error(api_key, api_version, f"IllegalArgumentException: {what}"))
+def binding_of(creation: Any) -> AclBinding:
+    """The AclBinding of a CreateAcls creation (CreateAclsRequest.aclBinding)."""
+    return AclBinding(ResourceType(creation.resource_type), creation.resource_name,
+                      PatternType(creation.resource_pattern_type), creation.principal, creation.host,
+                      AclOperation(creation.operation), AclPermissionType(creation.permission_type))
+
+
+def filter_of(source: Any) -> AclBindingFilter:
+    """The AclBindingFilter of a DescribeAcls request or a DeleteAcls filter."""
+    return AclBindingFilter(ResourceType(source.resource_type_filter), source.resource_name_filter,
+                            PatternType(source.pattern_type_filter), source.principal_filter, source.host_filter,
+                            AclOperation(source.operation), AclPermissionType(source.permission_type))

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
+from ..core.acls import CLUSTER_NAME, SUPPORTED_OPERATIONS, AclOperation, ResourceType
 from ..core.cluster import Cluster, Node
 
 
@@ -33,6 +35,43 @@ class RequestContext:
     def address(self, node: Node) -> tuple[str, int]:
         """Where clients of this listener reach `node`."""
         return node.address(self.listener)
+
+    # -- authorization (Kafka's AuthHelper): everything is allowed without `authorizer.class.name` ----------
+
+    @property
+    def host(self) -> str:
+        """The client's address as ACLs name hosts: "127.0.0.1"."""
+        return self.client_host.lstrip("/")
+
+    def authorize(self, operation: AclOperation, resource_type: ResourceType, name: str) -> bool:
+        """Whether the caller may perform `operation` on the resource."""
+        authorizer = self.cluster.authorizer
+        return authorizer is None or authorizer.authorize(self.principal, self.host, operation, resource_type, name)
+
+    def authorize_cluster(self, operation: AclOperation) -> bool:
+        """Whether the caller may perform `operation` on the cluster."""
+        return self.authorize(operation, ResourceType.CLUSTER, CLUSTER_NAME)
+
+    def authorized_names(self, operation: AclOperation, resource_type: ResourceType,
+                         names: Iterable[str]) -> set[str]:
+        """The names among `names` the caller may perform `operation` on (AuthHelper.filterByAuthorized)."""
+        if self.cluster.authorizer is None:
+            return set(names)
+        return {name for name in set(names) if self.authorize(operation, resource_type, name)}
+
+    def authorize_by_resource_type(self, operation: AclOperation, resource_type: ResourceType) -> bool:
+        """Whether the caller may perform `operation` on some resource of `resource_type`."""
+        authorizer = self.cluster.authorizer
+        return authorizer is None or authorizer.authorize_by_resource_type(
+            self.principal, self.host, operation, resource_type)
+
+    def authorized_operations(self, resource_type: ResourceType, name: str) -> frozenset[AclOperation]:
+        """What the caller may do to the resource, of the operations its type supports
+        (AuthHelper.authorizedOperations)."""
+        authorizer = self.cluster.authorizer
+        if authorizer is None:
+            return SUPPORTED_OPERATIONS[resource_type]
+        return authorizer.authorized_operations(self.principal, self.host, resource_type, name)
 
 
 class CloseConnection(Exception):

@@ -1,17 +1,21 @@
-"""CreateAcls (30) v1-3: SECURITY_DISABLED for every ACL, as Kafka answers with no authorizer configured.
+"""CreateAcls (30) v1-3: add ACLs to the cluster's authorizer, as KRaft Kafka does.
 
-Kafka 4 forwards CreateAcls to the controller, whose AclApis.handleCreateAcls with `authorizer`
-None answers CreateAclsRequest.getErrorResponse(SecurityDisabledException("No Authorizer is
-configured.")): one result per creation, error code 54 and that message. As
-CreateAclsRequest.validate does while the request is parsed, a creation with an UNKNOWN (0)
-pattern type, resource type, permission type or operation closes the connection.
+Kafka 4 forwards CreateAcls to the controller: AclApis.handleCreateAcls needs ALTER on the cluster
+(else every creation gets CLUSTER_AUTHORIZATION_FAILED); with no `authorizer.class.name` every
+creation gets SECURITY_DISABLED ("No Authorizer is configured."). Each creation is checked on its
+own (AclApis: the CLUSTER resource's only name, a non-empty name; AclControlManager.validateNewAcl:
+concrete resource type, LITERAL or PREFIXED, a concrete operation and permission; a `Type:name`
+principal): a refused one gets INVALID_REQUEST with Kafka's message and the others are still added.
+Adding an ACL that exists succeeds and changes nothing. As CreateAclsRequest.validate does while
+the request is parsed, a creation with an UNKNOWN code closes the connection.
 """
 
 from __future__ import annotations
 
+from ..core.acls import AclError, AclOperation, validate_new_acl
 from ..protocol.errors import ErrorCode
 from ..protocol.messages import CreateAclsRequest, CreateAclsResponse
-from .acl_common import NO_AUTHORIZER, refuse_unknown_elements
+from .acl_common import NO_AUTHORIZER, binding_of, refuse_unknown_elements
 from .context import RequestContext
 
 API_KEY = 30
@@ -23,8 +27,27 @@ _Result = CreateAclsResponse.AclCreationResult
 def handle(request: CreateAclsRequest, ctx: RequestContext) -> CreateAclsResponse:
     refuse_unknown_elements(
         API_KEY, ctx.api_version,
-        (code for c in request.creations
-         for code in (c.resource_pattern_type, c.resource_type, c.permission_type, c.operation)),
+        ((c.resource_type, c.resource_pattern_type, c.operation, c.permission_type) for c in request.creations),
         f"CreatableAcls contain unknown elements: {request.creations}")
+    authorizer = ctx.cluster.authorizer
+    if not ctx.authorize_cluster(AclOperation.ALTER):
+        return _every(request, ErrorCode.CLUSTER_AUTHORIZATION_FAILED, None)
+    if authorizer is None:
+        return _every(request, ErrorCode.SECURITY_DISABLED, NO_AUTHORIZER)
+    results = []
+    for creation in request.creations:
+        acl = binding_of(creation)
+        try:
+            validate_new_acl(acl)
+        except AclError as exc:
+            results.append(_Result(error_code=ErrorCode.INVALID_REQUEST, error_message=str(exc)))
+            continue
+        authorizer.add(acl)
+        results.append(_Result(error_code=0, error_message=None))
+    return CreateAclsResponse(throttle_time_ms=0, results=results)
+
+
+def _every(request: CreateAclsRequest, code: ErrorCode, message: str | None) -> CreateAclsResponse:
+    """CreateAclsRequest.getErrorResponse: one result per creation, all with `code`."""
     return CreateAclsResponse(throttle_time_ms=0, results=[
-        _Result(error_code=ErrorCode.SECURITY_DISABLED, error_message=NO_AUTHORIZER) for _ in request.creations])
+        _Result(error_code=code, error_message=message) for _ in request.creations])

@@ -1,31 +1,58 @@
-"""DeleteAcls (31) v1-3: SECURITY_DISABLED for every filter, as Kafka answers with no authorizer configured.
+"""DeleteAcls (31) v1-3: remove the ACLs each filter matches, as KRaft Kafka does.
 
-Kafka 4 forwards DeleteAcls to the controller, whose AclApis.handleDeleteAcls with `authorizer`
-None answers DeleteAclsRequest.getErrorResponse(SecurityDisabledException("No Authorizer is
-configured.")): one filter result per filter, error code 54 and that message, no matching ACLs.
-As DeleteAclsRequest.normalizeAndValidate does while the request is parsed, a filter with an
-UNKNOWN (0) pattern type, resource type, operation or permission type closes the connection.
+Kafka 4 forwards DeleteAcls to the controller: AclApis.handleDeleteAcls needs ALTER on the cluster
+(else CLUSTER_AUTHORIZATION_FAILED for every filter); with no `authorizer.class.name` every filter
+gets SECURITY_DISABLED ("No Authorizer is configured."). Each filter answers with the ACLs it
+removed (AclControlManager.deleteAcls); an ACL two filters match is reported by both. As
+DeleteAclsRequest.normalizeAndValidate does while the request is parsed, a filter with an UNKNOWN
+code closes the connection.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
+from ..core.acls import AclBinding, AclOperation
 from ..protocol.errors import ErrorCode
 from ..protocol.messages import DeleteAclsRequest, DeleteAclsResponse
-from .acl_common import NO_AUTHORIZER, refuse_unknown_elements
+from .acl_common import NO_AUTHORIZER, filter_of, refuse_unknown_elements
 from .context import RequestContext
 
 API_KEY = 31
 MIN_VERSION, MAX_VERSION = 1, 3  # v0 went in Kafka 4.0 (KIP-896)
 
 _FilterResult = DeleteAclsResponse.DeleteAclsFilterResult
+_Matching = _FilterResult.DeleteAclsMatchingAcl
 
 
 def handle(request: DeleteAclsRequest, ctx: RequestContext) -> DeleteAclsResponse:
     refuse_unknown_elements(
         API_KEY, ctx.api_version,
-        (code for f in request.filters
-         for code in (f.pattern_type_filter, f.resource_type_filter, f.operation, f.permission_type)),
+        ((f.resource_type_filter, f.pattern_type_filter, f.operation, f.permission_type) for f in request.filters),
         f"Filters contain UNKNOWN elements, filters: {request.filters}")
+    if not ctx.authorize_cluster(AclOperation.ALTER):
+        return _every(request, ErrorCode.CLUSTER_AUTHORIZATION_FAILED, None)
+    authorizer = ctx.cluster.authorizer
+    if authorizer is None:
+        return _every(request, ErrorCode.SECURITY_DISABLED, NO_AUTHORIZER)
+    # AclControlManager.deleteAcls matches every filter against the ACLs as they were, then removes the union
+    filters = [filter_of(f) for f in request.filters]
+    matched = [authorizer.acls(acl_filter) for acl_filter in filters]
+    for acls in matched:
+        for acl in acls:
+            authorizer.remove(acl)
     return DeleteAclsResponse(throttle_time_ms=0, filter_results=[
-        _FilterResult(error_code=ErrorCode.SECURITY_DISABLED, error_message=NO_AUTHORIZER, matching_acls=[])
-        for _ in request.filters])
+        _FilterResult(error_code=0, error_message=None, matching_acls=[_matching(acl) for acl in acls])
+        for acls in matched])
+
+
+def _matching(acl: AclBinding) -> Any:
+    return _Matching(error_code=0, error_message=None, resource_type=acl.resource_type,
+                     resource_name=acl.resource_name, pattern_type=acl.pattern_type, principal=acl.principal,
+                     host=acl.host, operation=acl.operation, permission_type=acl.permission_type)
+
+
+def _every(request: DeleteAclsRequest, code: ErrorCode, message: str | None) -> DeleteAclsResponse:
+    """DeleteAclsRequest.getErrorResponse: one result per filter, all with `code`."""
+    return DeleteAclsResponse(throttle_time_ms=0, filter_results=[
+        _FilterResult(error_code=code, error_message=message, matching_acls=[]) for _ in request.filters])

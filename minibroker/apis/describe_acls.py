@@ -1,26 +1,44 @@
-"""DescribeAcls (29) v1-3: SECURITY_DISABLED, as Kafka answers with no authorizer configured.
+"""DescribeAcls (29) v1-3: the ACLs a filter matches, grouped by resource pattern (AclApis.handleDescribeAcls).
 
-Mirrors AclApis.handleDescribeAcls with `authorizer` None: error code 54 and the message "No
-Authorizer is configured on the broker", no resources. As DescribeAclsRequest.normalizeAndValidate
-does while the request is parsed, a filter with an UNKNOWN (0) resource type, pattern type,
-operation or permission type closes the connection.
+Needs DESCRIBE on the cluster (else CLUSTER_AUTHORIZATION_FAILED, DescribeAclsRequest.getErrorResponse);
+with no `authorizer.class.name`: SECURITY_DISABLED and "No Authorizer is configured on the broker".
+Filter semantics are AclBindingFilter.matches (core/acls.py), MATCH included. As
+DescribeAclsRequest.normalizeAndValidate does while the request is parsed, a filter with an UNKNOWN
+code closes the connection.
 """
 
 from __future__ import annotations
 
+from ..core.acls import AclOperation, group_by_resource
 from ..protocol.errors import ErrorCode
 from ..protocol.messages import DescribeAclsRequest, DescribeAclsResponse
-from .acl_common import NO_AUTHORIZER_ON_BROKER, refuse_unknown_elements
+from .acl_common import NO_AUTHORIZER_ON_BROKER, filter_of, refuse_unknown_elements
 from .context import RequestContext
 
 API_KEY = 29
 MIN_VERSION, MAX_VERSION = 1, 3  # v0 went in Kafka 4.0 (KIP-896)
 
+_Resource = DescribeAclsResponse.DescribeAclsResource
+_Description = _Resource.AclDescription
+
 
 def handle(request: DescribeAclsRequest, ctx: RequestContext) -> DescribeAclsResponse:
     refuse_unknown_elements(
         API_KEY, ctx.api_version,
-        (request.pattern_type_filter, request.resource_type_filter, request.permission_type, request.operation),
+        [(request.resource_type_filter, request.pattern_type_filter, request.operation, request.permission_type)],
         f"DescribeAclsRequest contains UNKNOWN elements: {request}")
-    return DescribeAclsResponse(throttle_time_ms=0, error_code=ErrorCode.SECURITY_DISABLED,
-                                error_message=NO_AUTHORIZER_ON_BROKER, resources=[])
+    if not ctx.authorize_cluster(AclOperation.DESCRIBE):
+        return _error(ErrorCode.CLUSTER_AUTHORIZATION_FAILED, None)
+    authorizer = ctx.cluster.authorizer
+    if authorizer is None:
+        return _error(ErrorCode.SECURITY_DISABLED, NO_AUTHORIZER_ON_BROKER)
+    groups = group_by_resource(authorizer.acls(filter_of(request)))
+    return DescribeAclsResponse(throttle_time_ms=0, error_code=0, error_message=None, resources=[
+        _Resource(resource_type=resource_type, resource_name=name, pattern_type=pattern_type, acls=[
+            _Description(principal=acl.principal, host=acl.host, operation=acl.operation,
+                         permission_type=acl.permission_type) for acl in acls])
+        for (resource_type, name, pattern_type), acls in groups.items()])
+
+
+def _error(code: ErrorCode, message: str | None) -> DescribeAclsResponse:
+    return DescribeAclsResponse(throttle_time_ms=0, error_code=code, error_message=message, resources=[])

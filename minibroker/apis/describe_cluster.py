@@ -1,14 +1,15 @@
 """DescribeCluster (60): cluster id, controller and brokers, as the Admin client reads them.
 
 Versions 0-2, as KafkaApis/AuthHelper.computeDescribeClusterResponse; the cluster's authorized
-operations when asked (every cluster operation: there is no authorizer).
+operations when asked (none at all unless the caller may DESCRIBE the cluster).
 """
 
 from __future__ import annotations
 
+from ..core.acls import CLUSTER_NAME, AclOperation, ResourceType
 from ..protocol.errors import ErrorCode
 from ..protocol.messages import DescribeClusterRequest, DescribeClusterResponse
-from .authorized_operations import CLUSTER_OPERATIONS, NOT_REQUESTED
+from .authorized_operations import NOT_REQUESTED
 from .context import RequestContext
 
 API_KEY = 60
@@ -29,8 +30,11 @@ def handle(request: DescribeClusterRequest, ctx: RequestContext) -> DescribeClus
             throttle_time_ms=0, error_code=refusal[0], error_message=refusal[1], endpoint_type=BROKERS_ENDPOINT,
             cluster_id="", controller_id=-1, brokers=[], authorized_operations=NOT_REQUESTED,
         )
-    # AuthHelper.computeDescribeClusterResponse: with no authorizer, every cluster operation
-    operations = set(CLUSTER_OPERATIONS) if request.include_cluster_authorized_operations else NOT_REQUESTED
+    # AuthHelper.computeDescribeClusterResponse: the operations only for a caller that may DESCRIBE the cluster
+    operations: set[int] | None = NOT_REQUESTED
+    if request.include_cluster_authorized_operations:
+        operations = (set(ctx.authorized_operations(ResourceType.CLUSTER, CLUSTER_NAME))
+                      if ctx.authorize_cluster(AclOperation.DESCRIBE) else set())
     return DescribeClusterResponse(
         throttle_time_ms=0, error_code=0, error_message=None, endpoint_type=BROKERS_ENDPOINT,
         cluster_id=cluster.cluster_id, controller_id=cluster.controller_id,

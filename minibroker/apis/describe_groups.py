@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..core.acls import ResourceType
 from ..core.group_coordinator import GroupState
 from ..protocol.errors import ErrorCode
 from ..protocol.messages import DescribeGroupsRequest, DescribeGroupsResponse
-from .authorized_operations import GROUP_OPERATIONS, NOT_REQUESTED
+from .authorized_operations import NOT_REQUESTED
 from .context import RequestContext
 from .group_common import coordinator_error
 
@@ -32,7 +33,7 @@ def handle(request: DescribeGroupsRequest, ctx: RequestContext) -> DescribeGroup
         # KafkaApis.handleDescribeGroupsRequest: the operations of every group described without error
         for group in groups:
             if group.error_code == 0:
-                group.authorized_operations = set(GROUP_OPERATIONS)
+                group.authorized_operations = set(ctx.authorized_operations(ResourceType.GROUP, group.group_id))
     return DescribeGroupsResponse(throttle_time_ms=0, groups=groups)
 
 

@@ -9,10 +9,11 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
+from ..core.acls import ResourceType
 from ..core.cluster import INTERNAL_TOPICS
 from ..protocol.errors import ErrorCode
 from ..protocol.messages import DescribeTopicPartitionsRequest, DescribeTopicPartitionsResponse
-from .authorized_operations import TOPIC_OPERATIONS, to_32bit_field
+from .authorized_operations import to_32bit_field
 from .context import RequestContext
 
 API_KEY = 75
@@ -37,7 +38,7 @@ def handle(request: DescribeTopicPartitionsRequest, ctx: RequestContext) -> Desc
         if topic is None:
             topics.append(_Topic(error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, name=name, topic_id=uuid.UUID(int=0),
                                  is_internal=False, partitions=[],
-                                 topic_authorized_operations=to_32bit_field(TOPIC_OPERATIONS)))
+                                 topic_authorized_operations=to_32bit_field(ctx.authorized_operations(ResourceType.TOPIC, name))))
             continue
         start = cursor.partition_index if cursor is not None and cursor.topic_name == name else 0
         partitions = []
@@ -53,7 +54,7 @@ def handle(request: DescribeTopicPartitionsRequest, ctx: RequestContext) -> Desc
             ))
             budget -= 1
         topics.append(_Topic(error_code=0, name=name, topic_id=topic.topic_id, is_internal=name in INTERNAL_TOPICS,
-                             partitions=partitions, topic_authorized_operations=to_32bit_field(TOPIC_OPERATIONS)))
+                             partitions=partitions, topic_authorized_operations=to_32bit_field(ctx.authorized_operations(ResourceType.TOPIC, name))))
         if next_cursor is not None:
             break
     return DescribeTopicPartitionsResponse(throttle_time_ms=0, topics=topics, next_cursor=next_cursor)

@@ -1,9 +1,14 @@
-"""Fetch (1): stored batches back to back, with a long poll woken by appends."""
+"""Fetch (1): stored batches back to back, with a long poll woken by appends.
+
+With an authorizer a consumer needs READ on each topic (TOPIC_AUTHORIZATION_FAILED otherwise, before an
+unknown topic is reported), a follower CLUSTER_ACTION on the cluster (KafkaApis.handleFetchRequest).
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
+from ..core.acls import AclOperation, ResourceType
 from ..core.cluster import Cluster, Partition
 from ..core.pending import Pending
 from ..protocol import records
@@ -36,10 +41,16 @@ def handle(request: FetchRequest, ctx: RequestContext) -> FetchResponse | Pendin
         return FetchResponse(throttle_time_ms=0, error_code=ErrorCode.FETCH_SESSION_ID_NOT_FOUND,
                              session_id=0, responses=[], node_endpoints=[])
     targets: list[tuple[Any, Any, Partition | None, ErrorCode]] = []
+    readable = _readable_topics(request, ctx)
     for topic_req in request.topics:
         topic, missing = _resolve(cluster, version, topic_req)
+        # KafkaApis.handleFetchRequest: an unknown topic id, then READ on the topic, then an unknown topic
+        refused = readable is not None and (topic is not None or version < 13) and (
+            topic.name if topic is not None else topic_req.topic) not in readable
         for part_req in topic_req.partitions:
-            if topic is None or not 0 <= part_req.partition < len(topic.partitions):
+            if refused:
+                targets.append((topic_req, part_req, None, ErrorCode.TOPIC_AUTHORIZATION_FAILED))
+            elif topic is None or not 0 <= part_req.partition < len(topic.partitions):
                 targets.append((topic_req, part_req, None, missing))
             else:
                 targets.append((topic_req, part_req, topic.partitions[part_req.partition], ErrorCode.NONE))
@@ -72,6 +83,23 @@ def handle(request: FetchRequest, ctx: RequestContext) -> FetchResponse | Pendin
 
 
 READ_COMMITTED = 1
+
+
+def _readable_topics(request: FetchRequest, ctx: RequestContext) -> set[str] | None:
+    """The topics the caller may fetch from, None when all: READ on the topic for a consumer, CLUSTER_ACTION on
+    the cluster for a follower (replica id >= 0), which may then fetch every topic."""
+    if ctx.cluster.authorizer is None:
+        return None
+    state = request.replica_state if ctx.api_version >= 15 else None
+    replica_id = state.replica_id if state is not None else request.replica_id
+    if replica_id >= 0:
+        return None if ctx.authorize_cluster(AclOperation.CLUSTER_ACTION) else set()
+    if ctx.api_version >= 13:
+        topics = (ctx.cluster.topics_by_id.get(t.topic_id) for t in request.topics)
+        names = [topic.name for topic in topics if topic is not None]
+    else:
+        names = [t.topic for t in request.topics]
+    return ctx.authorized_names(AclOperation.READ, ResourceType.TOPIC, names)
 
 
 def _upper_bound(ctx: RequestContext, request: FetchRequest, partition: Partition) -> int | None:

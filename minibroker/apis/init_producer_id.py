@@ -1,7 +1,12 @@
-"""InitProducerId (22): a producer id and epoch for idempotent and transactional producers."""
+"""InitProducerId (22): a producer id and epoch for idempotent and transactional producers.
+
+With an authorizer: WRITE on the transactional id, or for an idempotent producer IDEMPOTENT_WRITE on
+the cluster or WRITE on any topic (KafkaApis.handleInitProducerIdRequest).
+"""
 
 from __future__ import annotations
 
+from ..core.acls import AclOperation, ResourceType
 from ..protocol.errors import ErrorCode
 from ..protocol.messages import InitProducerIdRequest, InitProducerIdResponse
 from .context import RequestContext
@@ -14,6 +19,9 @@ PRODUCER_FENCED_FROM = 4
 
 
 def handle(request: InitProducerIdRequest, ctx: RequestContext) -> InitProducerIdResponse:
+    refusal = _authorization_error(request, ctx)
+    if refusal is not None:
+        return InitProducerIdResponse(throttle_time_ms=0, error_code=refusal, producer_id=-1, producer_epoch=-1)
     if request.transactional_id is None:
         # As in Kafka, an idempotent producer always gets a fresh id at epoch 0,
         # whatever (producer id, epoch) it presents.
@@ -29,3 +37,15 @@ def handle(request: InitProducerIdRequest, ctx: RequestContext) -> InitProducerI
                                   error_code=for_version(error, ctx.api_version, PRODUCER_FENCED_FROM),
                                   producer_id=producer_id if error is ErrorCode.NONE else -1,
                                   producer_epoch=epoch if error is ErrorCode.NONE else -1)
+
+
+def _authorization_error(request: InitProducerIdRequest, ctx: RequestContext) -> ErrorCode | None:
+    """KafkaApis.handleInitProducerIdRequest: WRITE on the transactional id; an idempotent producer needs
+    IDEMPOTENT_WRITE on the cluster or WRITE on some topic."""
+    if request.transactional_id is not None:
+        if not ctx.authorize(AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, request.transactional_id):
+            return ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+    elif not (ctx.authorize_cluster(AclOperation.IDEMPOTENT_WRITE)
+              or ctx.authorize_by_resource_type(AclOperation.WRITE, ResourceType.TOPIC)):
+        return ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+    return None

@@ -2,17 +2,19 @@
 
 Versions 0-13, as KafkaApis.handleTopicMetadataRequest answers them: internal topics flagged
 `is_internal`, authorized operations (v8+) when asked, and the unknown topics of one request
-auto-created together, as one CreateTopics that the controller bounds like any other.
+auto-created together, as one CreateTopics that the controller bounds like any other. With an
+authorizer, a topic needs DESCRIBE to be shown and, to be auto-created, CREATE on the cluster or itself.
 """
 
 from __future__ import annotations
 
 import uuid
 
+from ..core.acls import CLUSTER_NAME, AclOperation, ResourceType
 from ..core.cluster import INTERNAL_TOPICS, Cluster, Topic, validate_topic_name
 from ..protocol.errors import ErrorCode, KafkaError
 from ..protocol.messages import MetadataRequest, MetadataResponse
-from .authorized_operations import CLUSTER_OPERATIONS, NOT_REQUESTED, TOPIC_OPERATIONS
+from .authorized_operations import NOT_REQUESTED
 from .context import RequestContext
 
 API_KEY = 3
@@ -65,25 +67,47 @@ def handle(request: MetadataRequest, ctx: RequestContext) -> MetadataResponse:
     auto_create = request.allow_auto_topic_creation if version >= 4 else True
     by_id: list[MetadataResponse.MetadataResponseTopic] = []  # never given authorized operations, as in Kafka
     topics: list[MetadataResponse.MetadataResponseTopic] = []
+    # KafkaApis.handleTopicMetadataRequest: topics the caller may not DESCRIBE are left out of "all topics"
+    # and otherwise answered TOPIC_AUTHORIZATION_FAILED whether they exist or not; a topic that would be
+    # auto-created needs CREATE on the cluster or on the topic. Both kinds come after the others, as in Kafka.
+    refused: list[MetadataResponse.MetadataResponseTopic] = []
     if wants_all:
-        topics = [topic_metadata(cluster, t) for t in cluster.topics.values()]
+        visible = ctx.authorized_names(AclOperation.DESCRIBE, ResourceType.TOPIC, cluster.topics)
+        topics = [topic_metadata(cluster, t) for t in cluster.topics.values() if t.name in visible]
     else:
         names: list[str | None] = []
         for wanted in request.topics:
             if wanted.name is None and version >= 10 and wanted.topic_id not in (None, ZERO_UUID):
                 topic = cluster.topics_by_id.get(wanted.topic_id)
-                by_id.append(topic_metadata(cluster, topic) if topic else
-                             _error_topic(None, ErrorCode.UNKNOWN_TOPIC_ID, wanted.topic_id))
+                if topic is None:
+                    by_id.append(_error_topic(None, ErrorCode.UNKNOWN_TOPIC_ID, wanted.topic_id))
+                elif ctx.authorize(AclOperation.DESCRIBE, ResourceType.TOPIC, topic.name):
+                    by_id.append(topic_metadata(cluster, topic))
+                else:  # topic ids are not secret: Kafka names the id
+                    refused.append(_Topic(error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED, name=None,
+                                          topic_id=topic.topic_id, is_internal=False, partitions=[],
+                                          authorized_operations=NOT_REQUESTED))
             elif wanted.name not in names:
                 names.append(wanted.name)
-        topics = _lookup(cluster, names, auto_create)
+        visible = ctx.authorized_names(AclOperation.DESCRIBE, ResourceType.TOPIC, (n or "" for n in names))
+        may_create = _creatable(ctx, [n or "" for n in names if (n or "") in visible], auto_create)
+        topics = _lookup(cluster, [n for n in names if (n or "") in visible and (n or "") in may_create],
+                         auto_create)
+        refused += [_Topic(error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED, name=n, topic_id=ZERO_UUID,
+                           is_internal=(n or "") in INTERNAL_TOPICS, partitions=[], authorized_operations=NOT_REQUESTED)
+                    for n in names if (n or "") in visible and (n or "") not in may_create]
+        refused += [_Topic(error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED, name=n, topic_id=ZERO_UUID,
+                           is_internal=False, partitions=[], authorized_operations=NOT_REQUESTED)
+                    for n in names if (n or "") not in visible]
     cluster_operations: set[int] | None = NOT_REQUESTED
     if version >= AUTHORIZED_OPERATIONS_FROM:
         if version <= CLUSTER_AUTHORIZED_OPERATIONS_UNTIL and request.include_cluster_authorized_operations:
-            cluster_operations = set(CLUSTER_OPERATIONS)
+            cluster_operations = (set(ctx.authorized_operations(ResourceType.CLUSTER, CLUSTER_NAME))
+                                  if ctx.authorize_cluster(AclOperation.DESCRIBE) else set())
         if request.include_topic_authorized_operations:
             for entry in topics:
-                entry.authorized_operations = set(TOPIC_OPERATIONS)
+                entry.authorized_operations = set(ctx.authorized_operations(ResourceType.TOPIC, entry.name))
+    topics += refused
     return MetadataResponse(
         throttle_time_ms=0,
         brokers=[_Broker(node_id=n.node_id, host=ctx.address(n)[0], port=ctx.address(n)[1], rack=n.rack)
@@ -94,6 +118,16 @@ def handle(request: MetadataRequest, ctx: RequestContext) -> MetadataResponse:
         authorized_operations=cluster_operations,
         error_code=0,
     )
+
+
+def _creatable(ctx: RequestContext, names: list[str], auto_create: bool) -> set[str]:
+    """Of `names`, those the caller may see created or that exist: CREATE on the cluster or on the topic."""
+    cluster = ctx.cluster
+    missing = [name for name in names if name not in cluster.topics]
+    if (not missing or not auto_create or not cluster.config["auto.create.topics.enable"]
+            or ctx.authorize_cluster(AclOperation.CREATE)):
+        return set(names)
+    return set(names) - set(missing) | ctx.authorized_names(AclOperation.CREATE, ResourceType.TOPIC, missing)
 
 
 def _lookup(cluster: Cluster, names: list[str | None],

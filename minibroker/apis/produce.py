@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..core.acls import AclOperation, ResourceType
 from ..core.cluster import INTERNAL_TOPICS, Partition
 from ..protocol import records
 from ..protocol.errors import ErrorCode, KafkaError, RecordValidationError
@@ -40,7 +41,11 @@ def error_entry(index: int, code: ErrorCode, log_start_offset: int = -1, **extra
 def handle(request: ProduceRequest, ctx: RequestContext) -> ProduceResponse | None:
     cluster = ctx.cluster
     version = ctx.api_version
+    if _transactional_id_refused(request, ctx):
+        return _every_partition(request, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
     whole_request_error = _whole_request_error(request)
+    writable = (None if cluster.authorizer is None else
+                ctx.authorized_names(AclOperation.WRITE, ResourceType.TOPIC, _topic_names(request, ctx)))
     any_error = False
     leaders: set[int] = set()
     topic_responses = []
@@ -52,11 +57,17 @@ def handle(request: ProduceRequest, ctx: RequestContext) -> ProduceResponse | No
             topic = cluster.topics.get(topic_data.name)
             topic_error = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
         partition_responses = []
+        # KafkaApis.handleProduceRequest: an unknown id, then WRITE on the topic, then an unknown topic or
+        # partition, each answered on its own whatever else is wrong with the request
+        refused = (writable is not None and (topic is not None or version < 13)
+                   and (topic.name if topic is not None else topic_data.name) not in writable)
         for data in topic_data.partition_data:
-            if whole_request_error is not None:
-                response = error_entry(data.index, whole_request_error)
+            if refused:
+                response = error_entry(data.index, ErrorCode.TOPIC_AUTHORIZATION_FAILED)
             elif topic is None or not 0 <= data.index < len(topic.partitions):
                 response = error_entry(data.index, topic_error)
+            elif whole_request_error is not None:
+                response = error_entry(data.index, whole_request_error)
             else:
                 partition = topic.partitions[data.index]
                 response = _produce_partition(partition, data.records, request, ctx)
@@ -121,6 +132,33 @@ def _verification_error(index: int, verdict: ErrorCode, version: int) -> Any:
     response = error_entry(index, verdict)
     response.error_message = message
     return response
+
+
+def _transactional_id_refused(request: ProduceRequest, ctx: RequestContext) -> bool:
+    """Transactional batches need a transactional id the caller may WRITE; else Kafka refuses the whole request."""
+    if request.transactional_id is not None and ctx.cluster.authorizer is None:
+        return False
+    if not any(records.has_transactional_batch(p.records) for t in request.topic_data for p in t.partition_data):
+        return False
+    return request.transactional_id is None or not ctx.authorize(
+        AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, request.transactional_id)
+
+
+def _every_partition(request: ProduceRequest, code: ErrorCode) -> ProduceResponse | None:
+    """ProduceRequest.getErrorResponse: every partition gets `code`; for acks=0 Kafka closes the connection."""
+    if request.acks == 0:
+        raise CloseConnection(f"acks=0 produce failed: {code.name}")
+    return ProduceResponse(throttle_time_ms=0, node_endpoints=[], responses=[
+        _TopicResponse(name=t.name, topic_id=t.topic_id, partition_responses=[
+            error_entry(p.index, code) for p in t.partition_data]) for t in request.topic_data])
+
+
+def _topic_names(request: ProduceRequest, ctx: RequestContext) -> list[str]:
+    """The names of the topics a request writes to (from v13 by id: the ids the cluster knows)."""
+    if ctx.api_version < 13:
+        return [t.name for t in request.topic_data]
+    topics = (ctx.cluster.topics_by_id.get(t.topic_id) for t in request.topic_data)
+    return [topic.name for topic in topics if topic is not None]
 
 
 def _whole_request_error(request: ProduceRequest) -> ErrorCode | None:

@@ -15,6 +15,7 @@ from ..protocol import records
 from ..protocol.errors import ErrorCode, KafkaError
 from .clock import Clock, SystemClock
 from .config import BrokerConfig
+from .acls import StandardAuthorizer, parse_super_users
 from .credentials import CredentialStore
 from .group_coordinator import GroupCoordinator
 from .log_validator import TopicPolicy, validate_batch
@@ -227,6 +228,10 @@ class Cluster:
         self.groups = GroupCoordinator(self.config, self.clock, self._partition_exists)
         # SCRAM credentials, cluster metadata as in KRaft (AlterUserScramCredentials); PLAIN users are per listener
         self.credentials = CredentialStore()
+        # ACLs, cluster metadata too (AclControlManager); None without `authorizer.class.name`
+        self.authorizer = (StandardAuthorizer(parse_super_users(self.config["super.users"]),
+                                              self.config["allow.everyone.if.no.acl.found"])
+                           if self.config["authorizer.class.name"] else None)
         self.transactions = TransactionCoordinator(self, self.config, self.clock, self.new_producer_id)
 
     # -- topics ---------------------------------------------------------

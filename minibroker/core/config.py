@@ -27,6 +27,7 @@ from typing import Any
 
 from ..protocol.errors import ErrorCode, KafkaError
 from .config_table import BROKER_TABLE, TOPIC_TABLE
+from .acls import STANDARD_AUTHORIZER, AclError, parse_super_users
 from .listeners import ListenerConfigError, advertised_listeners, parse_listeners, parse_protocol_map
 
 LONG_MAX = 2**63 - 1
@@ -306,6 +307,8 @@ _IMPLEMENTED_BROKER = frozenset({
     # SASL listeners (server/authenticator.py, server/sasl/)
     "sasl.enabled.mechanisms", "sasl.jaas.config", "connections.max.reauth.ms", "sasl.server.max.receive.size",
     "connection.failed.authentication.delay.ms",
+    # ACLs (core/acls.py)
+    "authorizer.class.name",
 })
 
 # Accepted with any valid value: they tune threads, buffers, files, disk flushing, replication fetchers,
@@ -401,6 +404,12 @@ def _broker_configs() -> dict[str, ConfigDef]:
     configs["log.producer.state.batches.to.retain"] = ConfigDef(
         "log.producer.state.batches.to.retain", ConfigType.INT, 5, "[5,...]", UpdateMode.CLUSTER_WIDE,
         Support.IMPLEMENTED, doc=_DOCS["log.producer.state.batches.to.retain"])
+    # StandardAuthorizer's own configs: Kafka passes every config to the authorizer, which reads these two;
+    # they are not in KafkaConfig, so DescribeConfigs does not list them
+    configs["super.users"] = ConfigDef("super.users", ConfigType.STRING, None, support=Support.IMPLEMENTED,
+                                       internal=True)
+    configs["allow.everyone.if.no.acl.found"] = ConfigDef(
+        "allow.everyone.if.no.acl.found", ConfigType.BOOLEAN, False, support=Support.IMPLEMENTED, internal=True)
     # TransactionLogConfig defines this one internal: settable at start-up, not listed unless set
     configs["producer.id.expiration.check.interval.ms"] = ConfigDef(
         "producer.id.expiration.check.interval.ms", ConfigType.INT, 600000, "[1,...]", support=Support.IMPLEMENTED,
@@ -423,6 +432,9 @@ def _topic_configs() -> dict[str, ConfigDef]:
 
 BROKER_CONFIGS: dict[str, ConfigDef] = _broker_configs()
 TOPIC_CONFIGS: dict[str, ConfigDef] = _topic_configs()
+
+# Read by the authorizer from the broker's configs, unknown to KafkaConfig: never listed by DescribeConfigs
+AUTHORIZER_CONFIGS = frozenset({"super.users", "allow.everyone.if.no.acl.found"})
 
 # The configs KIP-1269 adds: a cluster speaking as an older Kafka release does not know them.
 KIP1269_CONFIGS = frozenset({"producer.state.batches.to.retain", "log.producer.state.batches.to.retain"})
@@ -547,6 +559,7 @@ class BrokerConfig:
                               "socket.request.max.bytes")
         if self["max.connections.per.ip"] == 0 and not self["max.connections.per.ip.overrides"]:
             raise ConfigError(ZERO_CONNECTIONS_PER_IP)
+        self._validate_authorizer()
         try:
             self.protocol_map = parse_protocol_map(self["listener.security.protocol.map"])
             self.listeners = parse_listeners(self["listeners"], self.protocol_map) if "listeners" in self.static else []
@@ -559,6 +572,17 @@ class BrokerConfig:
         # the first node's id: `node.id`, or its older alias `broker.id`, else 0
         node_id = self.static["node.id"] if "node.id" in self.static else self.static.get("broker.id", 0)
         self._node_id = int(node_id)
+
+    def _validate_authorizer(self) -> None:
+        """Kafka instantiates `authorizer.class.name` at start-up and fails on a class it cannot load."""
+        name = self["authorizer.class.name"]
+        if name and name != STANDARD_AUTHORIZER:
+            raise ConfigError(f"authorizer.class.name: minibroker implements only {STANDARD_AUTHORIZER} "
+                              f"(Kafka's KRaft authorizer), not {name}")
+        try:
+            parse_super_users(self["super.users"])
+        except AclError as exc:
+            raise ConfigError(f"super.users: {exc}") from None
 
     def listener_config_def(self, name: str) -> tuple[str, str, ConfigDef]:
         """(listener, config, definition) of `listener.name.<listener>.<config>`, parsed as <config> is (a SASL
@@ -600,8 +624,8 @@ class BrokerConfig:
 
     def broker_names(self) -> list[str]:
         """The broker configs DescribeConfigs lists: every non-internal one, and internal ones once set."""
-        return [name for name, d in BROKER_CONFIGS.items()
-                if name not in self.unknown and (not d.internal or name in self.static)]
+        return [name for name, d in BROKER_CONFIGS.items() if name not in self.unknown and name not in
+                AUTHORIZER_CONFIGS and (not d.internal or name in self.static)]
 
     def topic_names(self) -> list[str]:
         """Every topic config this cluster knows, sorted."""

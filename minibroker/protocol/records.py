@@ -146,6 +146,20 @@ def split_batches(data: bytes | bytearray | memoryview, partial_tail: bool = Fal
     return spans
 
 
+def has_transactional_batch(data: bytes | bytearray | memoryview | None) -> bool:
+    """Whether any whole batch of a record set is marked transactional (Kafka's RequestUtils.flag); what
+    cannot be read as batches is left for validation to refuse."""
+    pos, size = 0, len(data or b"")
+    while data is not None and size - pos >= HEADER_SIZE:
+        (batch_length,) = struct.unpack_from(">i", data, pos + 8)
+        if _ATTRIBUTES.unpack_from(data, pos + 21)[0] & ATTR_TRANSACTIONAL:
+            return True
+        if batch_length < HEADER_SIZE - LOG_OVERHEAD:
+            break
+        pos += LOG_OVERHEAD + batch_length
+    return False
+
+
 def crc_is_valid(batch: bytes | bytearray | memoryview, header: BatchHeader) -> bool:
     """True when the stored CRC32C matches the bytes from attributes to the end."""
     return crc32c.crc32c(memoryview(batch)[CRC_START : header.size_in_bytes]) == header.crc

@@ -100,7 +100,8 @@ def test_gzip_level_minus_one_is_valid():
 
 @pytest.mark.parametrize(("settings", "message"), [
     ({"authorizer.class.name": "org.example.Authorizer"},
-     "minibroker does not implement authorizer.class.name; it only accepts Kafka's default, ''"),
+     "authorizer.class.name: minibroker implements only org.apache.kafka.metadata.authorizer.StandardAuthorizer "
+     "(Kafka's KRaft authorizer), not org.example.Authorizer"),
     ({"process.roles": "broker,controller"}, "minibroker does not implement process.roles"),
     ({"sasl.login.refresh.buffer.seconds": "100"},
      "minibroker does not implement sasl.login.refresh.buffer.seconds; it only accepts Kafka's default, '300'"),

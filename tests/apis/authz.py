@@ -1,0 +1,76 @@
+"""A cluster with Kafka's StandardAuthorizer and a way to send it requests as a given principal.
+
+Requests go through `handle_frame` as bytes and answers come back decoded from bytes, so what a test
+asserts is what a client would read; only the socket is left out.
+"""
+
+from __future__ import annotations
+
+import struct
+from typing import Any
+
+from minibroker.apis.context import Session
+from minibroker.apis.dispatch import Deferred, NoReply, Reply, handle_frame
+from minibroker.core.acls import (
+    CLUSTER_NAME,
+    STANDARD_AUTHORIZER,
+    AclBinding,
+    AclOperation,
+    AclPermissionType,
+    PatternType,
+    ResourceType,
+)
+from minibroker.core.clock import ManualClock
+from minibroker.core.cluster import Cluster
+from minibroker.core.config import BrokerConfig
+from minibroker.testing.wire import WireClient
+
+ADMIN = "User:admin"  # in super.users
+NOW = 1_700_000_000_000
+Op, Type, Pattern = AclOperation, ResourceType, PatternType
+
+
+def secured_cluster(**configs: Any) -> Cluster:
+    """A one-node cluster with the StandardAuthorizer, `User:admin` a super user, deny when no ACL is found."""
+    settings = {"node.id": 1, "authorizer.class.name": STANDARD_AUTHORIZER, "super.users": ADMIN, **configs}
+    return Cluster(BrokerConfig(settings), clock=ManualClock(NOW))
+
+
+def acl(principal: str, operation: AclOperation, resource_type: ResourceType, name: str,
+        pattern: PatternType = PatternType.LITERAL, permission: AclPermissionType = AclPermissionType.ALLOW,
+        host: str = "*") -> AclBinding:
+    return AclBinding(resource_type, name, pattern, principal, host, operation, permission)
+
+
+def allow(cluster: Cluster, principal: str, operation: AclOperation, resource_type: ResourceType,
+          name: str = CLUSTER_NAME, pattern: PatternType = PatternType.LITERAL) -> None:
+    """Add an ALLOW ACL from any host."""
+    assert cluster.authorizer is not None
+    cluster.authorizer.add(acl(principal, operation, resource_type, name, pattern))
+
+
+def deny(cluster: Cluster, principal: str, operation: AclOperation, resource_type: ResourceType,
+         name: str = CLUSTER_NAME, pattern: PatternType = PatternType.LITERAL) -> None:
+    """Add a DENY ACL from any host."""
+    assert cluster.authorizer is not None
+    cluster.authorizer.add(acl(principal, operation, resource_type, name, pattern, AclPermissionType.DENY))
+
+
+def call(cluster: Cluster, request: Any, version: int, principal: str = "User:alice",
+         host: str = "/127.0.0.1") -> Any:
+    """Send `request` at `version` as `principal` and return the decoded answer (None for no answer)."""
+    frame = WireClient.__new__(WireClient)
+    frame.client_id, frame._correlation_id = "authz-test", 0
+    data = frame.encode_request(request, version)[4:]
+    outcome = handle_frame(memoryview(bytearray(data)), cluster, cluster.nodes[0],
+                           Session(client_host=host, listener="PLAINTEXT", principal=principal))
+    if isinstance(outcome, NoReply):
+        return None
+    if isinstance(outcome, Deferred):
+        answer = outcome.encode(outcome.pending.result())
+    else:
+        assert isinstance(outcome, Reply)
+        answer = outcome.data
+    raw = answer if isinstance(answer, bytes) else b"".join(bytes(part) for part in answer)
+    assert struct.unpack_from(">i", raw)[0] == len(raw) - 4
+    return WireClient.decode_response(raw[4:], request.API_KEY, version)[1]
