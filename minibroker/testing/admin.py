@@ -10,6 +10,7 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
+from ..client.security import ClientSecurity
 from ..protocol.errors import ErrorCode
 from ..protocol.messages import CreateTopicsRequest, DeleteTopicsRequest
 from .wire import WireClient
@@ -29,12 +30,17 @@ class TopicError(RuntimeError):
 
 
 class TopicAdmin:
-    """One connection to the first bootstrap server, opened at first use; safe to share between threads."""
+    """One connection to the first bootstrap server, opened at first use; safe to share between threads.
 
-    def __init__(self, bootstrap_servers: str, client_id: str = "minibroker-fixtures") -> None:
+    `security` (ClientSecurity.from_config of Kafka client settings) reaches a TLS or SASL listener.
+    """
+
+    def __init__(self, bootstrap_servers: str, client_id: str = "minibroker-fixtures",
+                 security: ClientSecurity | None = None) -> None:
         host, _, port = bootstrap_servers.split(",")[0].rpartition(":")
         self._address = (host, int(port))
         self._client_id = client_id
+        self._security = security
         self._wire: WireClient | None = None
         self._lock = threading.Lock()
 
@@ -68,7 +74,7 @@ class TopicAdmin:
     def _request(self, request: Any, version: int) -> Any:
         with self._lock:
             if self._wire is None:
-                self._wire = WireClient(*self._address, client_id=self._client_id)
+                self._wire = WireClient(*self._address, client_id=self._client_id, security=self._security)
             try:
                 return self._wire.request(request, version)
             except OSError:

@@ -188,7 +188,9 @@ class BrokerThread:
 
     def _topic_admin(self) -> TopicAdmin:
         if self._admin is None:
-            self._admin = TopicAdmin(self.bootstrap_servers)
+            # a secured broker's fixtures log in as its super user, so ACLs never stand in their way
+            self._admin = (TopicAdmin(self.bootstrap_servers) if self.security is None else
+                           TopicAdmin(self.security.bootstrap("SASL_PLAINTEXT"), security=self.security.admin()))
         return self._admin
 
     def stop(self, timeout: float = CALL_TIMEOUT_S) -> None:

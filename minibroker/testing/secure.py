@@ -6,7 +6,9 @@
 
 The listeners are PLAINTEXT, SSL, SASL_PLAINTEXT and SASL_SSL on free ports; PLAIN, SCRAM-SHA-256 and
 SCRAM-SHA-512 are enabled on both SASL listeners; the users `admin` and `alice` (passwords
-`admin-secret`, `alice-secret`) exist for PLAIN and both SCRAM mechanisms. `broker.security.ca_path` is
+`admin-secret`, `alice-secret`) exist for PLAIN and both SCRAM mechanisms, and `User:admin` is in
+`super.users`, so with `config={"authorizer.class.name": STANDARD_AUTHORIZER}` ACLs apply to everyone
+else while the fixtures (topic creation, logged in as admin) keep working. `broker.security.ca_path` is
 the CA clients trust; `client_certificate()` issues one for mutual TLS.
 """
 
@@ -16,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..client.security import ClientSecurity
 from .certs import CertificateAuthority, IssuedCertificate, make_broker_certificate, make_ca, make_client_certificate
 
 USERS = {"admin": "admin-secret", "alice": "alice-secret"}
@@ -50,7 +53,8 @@ class Security:
         plain = (f"{_PLAIN_MODULE} required username={_jaas_string(admin)} "
                  f"password={_jaas_string(self.users[admin])} {plain_users};")
         configs = {"listeners": ",".join(f"{name}://127.0.0.1:0" for name in LISTENERS),
-                   "sasl.enabled.mechanisms": ",".join(MECHANISMS), **self.certificate.keystore_configs("PEM")}
+                   "sasl.enabled.mechanisms": ",".join(MECHANISMS), "super.users": f"User:{admin}",
+                   **self.certificate.keystore_configs("PEM")}
         for listener in ("sasl_plaintext", "sasl_ssl"):
             configs[f"listener.name.{listener}.plain.sasl.jaas.config"] = plain
             for mechanism in MECHANISMS[1:]:
@@ -96,6 +100,11 @@ class Security:
             settings.update({"sasl.mechanism": mechanism, "sasl.jaas.config":
                              f"{module} required username={_jaas_string(user)} password={_jaas_string(secret)};"})
         return settings
+
+    def admin(self) -> ClientSecurity:
+        """How the fixtures log in: the first user (a super user) with PLAIN on SASL_PLAINTEXT."""
+        admin = next(iter(self.users))
+        return ClientSecurity("SASL_PLAINTEXT", "PLAIN", admin, self.users[admin])
 
     def client_certificate(self, common_name: str) -> IssuedCertificate:
         """A client certificate signed by the CA, for mutual TLS (principal `User:CN=<common_name>`)."""

@@ -6,16 +6,37 @@ import socket
 import struct
 from typing import Any
 
-from ..protocol.messages import REQUESTS, RESPONSES
+from ..client.security import ClientSecurity
+from ..protocol.messages import REQUESTS, RESPONSES, SaslAuthenticateRequest, SaslHandshakeRequest
 
 
 class WireClient:
     """One TCP connection that sends requests at chosen versions and reads raw or decoded responses."""
 
-    def __init__(self, host: str, port: int, client_id: str = "minibroker-wire", timeout: float = 10.0) -> None:
+    def __init__(self, host: str, port: int, client_id: str = "minibroker-wire", timeout: float = 10.0,
+                 security: ClientSecurity | None = None) -> None:
+        """Connect; with `security`, over TLS and/or logged in with SASL as a Kafka client would be."""
         self.sock = socket.create_connection((host, port), timeout=timeout)
         self.client_id = client_id
         self._correlation_id = 0
+        context = security.ssl_context() if security is not None else None
+        if context is not None:
+            self.sock = context.wrap_socket(self.sock, server_hostname=host)
+        if security is not None and security.uses_sasl:
+            self._authenticate(security)
+
+    def _authenticate(self, security: ClientSecurity) -> None:
+        """SaslHandshake v1, then SaslAuthenticate v2 until the mechanism is done; PermissionError if refused."""
+        handshake = self.request(SaslHandshakeRequest(mechanism=security.mechanism), 1)
+        if handshake.error_code:
+            raise PermissionError(f"SASL mechanism {security.mechanism} refused; enabled: {handshake.mechanisms}")
+        exchange = security.sasl_exchange()
+        token: bytes | None = exchange.first()
+        while token is not None:
+            answer = self.request(SaslAuthenticateRequest(auth_bytes=token), 2)
+            if answer.error_code:
+                raise PermissionError(answer.error_message or f"SASL authentication failed ({answer.error_code})")
+            token = exchange.respond(bytes(answer.auth_bytes))
 
     def close(self) -> None:
         self.sock.close()

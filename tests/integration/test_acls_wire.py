@@ -1,0 +1,64 @@
+"""ACLs over real connections: SASL principals, ACLs created through the API, the fixtures logged in as super user."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from minibroker.client.security import ClientSecurity
+from minibroker.core.acls import STANDARD_AUTHORIZER, AclOperation, AclPermissionType, PatternType, ResourceType
+from minibroker.protocol import records
+from minibroker.protocol.errors import ErrorCode
+from minibroker.protocol.messages import CreateAclsRequest, ProduceRequest
+from minibroker.testing.embedded import BrokerThread
+from minibroker.testing.wire import WireClient
+from tests.helpers import unique_topic
+
+
+@pytest.fixture(scope="module")
+def broker() -> Iterator[BrokerThread]:
+    with BrokerThread.secured(config={"authorizer.class.name": STANDARD_AUTHORIZER}) as running:
+        yield running
+
+
+def connect(broker: BrokerThread, user: str) -> WireClient:
+    assert broker.security is not None
+    host, port = broker.cluster.nodes[0].address("SASL_PLAINTEXT")
+    return WireClient(host, port, security=ClientSecurity("SASL_PLAINTEXT", "PLAIN", user,
+                                                          broker.security.users[user]))
+
+
+def produce(wire: WireClient, topic: str) -> int:
+    batch = records.build_batch([(b"k", b"v")], timestamp=1_700_000_000_000)
+    answer = wire.request(ProduceRequest(transactional_id=None, acks=-1, timeout_ms=5000, topic_data=[
+        ProduceRequest.TopicProduceData(name=topic, partition_data=[
+            ProduceRequest.TopicProduceData.PartitionProduceData(index=0, records=batch)])]), 9)
+    return int(answer.responses[0].partition_responses[0].error_code)
+
+
+def allow_write(topic: str, principal: str) -> Any:
+    return CreateAclsRequest(creations=[CreateAclsRequest.AclCreation(
+        resource_type=ResourceType.TOPIC, resource_name=topic, resource_pattern_type=PatternType.LITERAL,
+        principal=principal, host="*", operation=AclOperation.WRITE, permission_type=AclPermissionType.ALLOW)])
+
+
+def test_fixtures_create_topics_as_the_super_user_while_acls_hold_everyone_else(broker: BrokerThread) -> None:
+    topic = broker.create_topic(unique_topic("acl"), 1)
+    with connect(broker, "alice") as alice, connect(broker, "admin") as admin:
+        assert produce(alice, topic) == ErrorCode.TOPIC_AUTHORIZATION_FAILED
+        refused = alice.request(allow_write(topic, "User:alice"), 3)
+        assert refused.results[0].error_code == ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+        assert admin.request(allow_write(topic, "User:alice"), 3).results[0].error_code == 0
+        assert produce(alice, topic) == 0
+        assert produce(admin, topic) == 0
+    log = broker.call(lambda: broker.cluster.topics[topic].partitions[0].log.log_end_offset)
+    assert log == 2
+
+
+def test_a_plaintext_client_is_user_anonymous_and_may_do_nothing_without_acls(broker: BrokerThread) -> None:
+    topic = broker.create_topic(unique_topic("anon"), 1)
+    host, port = broker.cluster.nodes[0].address("PLAINTEXT")
+    with WireClient(host, port) as anonymous:
+        assert produce(anonymous, topic) == ErrorCode.TOPIC_AUTHORIZATION_FAILED
