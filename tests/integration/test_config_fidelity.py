@@ -356,8 +356,15 @@ def serve(*args: str) -> subprocess.CompletedProcess[str]:
                           capture_output=True, text=True, timeout=30)
 
 
+def test_an_authorizer_other_than_kafkas_standard_one_refuses_to_start():
+    result = serve("--set", "authorizer.class.name=kafka.security.authorizer.AclAuthorizer")
+    assert result.returncode == 2
+    assert ("minibroker: refusing to start: authorizer.class.name: minibroker implements only "
+            "org.apache.kafka.metadata.authorizer.StandardAuthorizer") in result.stderr
+
+
 @pytest.mark.parametrize("setting", [
-    "authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+    "alter.config.policy.class.name=org.example.Policy",
     "ssl.engine.factory.class=org.example.SslEngineFactory", "quota.window.num=5",
 ])
 def test_unimplemented_config_refuses_to_start(setting):
