@@ -1,11 +1,16 @@
-"""AddOffsetsToTxn (25): a consumer group's offsets join a transaction."""
+"""AddOffsetsToTxn (25): a consumer group's offsets join a transaction.
+
+With an authorizer (KafkaApis.handleAddOffsetsToTxnRequest): WRITE on the transactional id, else
+TRANSACTIONAL_ID_AUTHORIZATION_FAILED; then READ on the group, else GROUP_AUTHORIZATION_FAILED.
+"""
 
 from __future__ import annotations
 
+from ..core.acls import AclOperation, ResourceType
 from ..protocol.errors import ErrorCode
 from ..protocol.messages import AddOffsetsToTxnRequest, AddOffsetsToTxnResponse
 from .context import RequestContext
-from .txn_common import coordinator_error, for_version
+from .txn_common import coordinator_error, for_version, may_write
 
 API_KEY = 25
 MIN_VERSION, MAX_VERSION = 0, 4
@@ -14,7 +19,11 @@ PRODUCER_FENCED_FROM = 2
 
 
 def handle(request: AddOffsetsToTxnRequest, ctx: RequestContext) -> AddOffsetsToTxnResponse:
-    if not request.transactional_id:
+    if not may_write(ctx, request.transactional_id):
+        error = ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+    elif not ctx.authorize(AclOperation.READ, ResourceType.GROUP, request.group_id):
+        error = ErrorCode.GROUP_AUTHORIZATION_FAILED
+    elif not request.transactional_id:
         error = ErrorCode.INVALID_REQUEST
     else:
         error = coordinator_error(ctx, request.transactional_id) or ctx.cluster.transactions.add_offsets(

@@ -1,13 +1,22 @@
-"""AddPartitionsToTxn (24): partitions join a transaction (v0-3 clients; v4-5 batched, with VerifyOnly)."""
+"""AddPartitionsToTxn (24): partitions join a transaction (v0-3 clients; v4-5 batched, with VerifyOnly).
+
+With an authorizer (KafkaApis.handleAddPartitionsToTxnRequest): v4+ comes from brokers and needs
+CLUSTER_ACTION on the cluster, else the whole request fails with CLUSTER_AUTHORIZATION_FAILED. v0-3 need
+WRITE on the transactional id (TRANSACTIONAL_ID_AUTHORIZATION_FAILED for every partition) and WRITE on
+each topic: when a topic is refused, nothing is added, refused topics get TOPIC_AUTHORIZATION_FAILED,
+unknown partitions UNKNOWN_TOPIC_OR_PARTITION and all others OPERATION_NOT_ATTEMPTED.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
+from ..core.acls import AclOperation, ResourceType
+from ..core.cluster import INTERNAL_TOPICS
 from ..protocol.errors import ErrorCode
 from ..protocol.messages import AddPartitionsToTxnRequest, AddPartitionsToTxnResponse
 from .context import RequestContext
-from .txn_common import coordinator_error, for_version
+from .txn_common import coordinator_error, for_version, may_write
 
 API_KEY = 24
 MIN_VERSION, MAX_VERSION = 0, 5
@@ -17,6 +26,7 @@ BATCHED_FROM = 4
 
 _TopicResult = AddPartitionsToTxnResponse.AddPartitionsToTxnTopicResult
 _PartitionResult = _TopicResult.AddPartitionsToTxnPartitionResult
+_Key = tuple[str, int]
 
 
 def handle(request: AddPartitionsToTxnRequest, ctx: RequestContext) -> AddPartitionsToTxnResponse:
@@ -25,6 +35,11 @@ def handle(request: AddPartitionsToTxnRequest, ctx: RequestContext) -> AddPartit
         results = _one(ctx, request.v3_and_below_transactional_id, request.v3_and_below_producer_id,
                        request.v3_and_below_producer_epoch, request.v3_and_below_topics, verify_only=False)
         return AddPartitionsToTxnResponse(throttle_time_ms=0, results_by_topic_v3_and_below=results)
+    if not ctx.authorize_cluster(AclOperation.CLUSTER_ACTION):
+        # Kafka throws ClusterAuthorizationException; AddPartitionsToTxnRequest.getErrorResponse puts the
+        # code in the top-level error_code for broker versions and lists no transaction.
+        return AddPartitionsToTxnResponse(throttle_time_ms=0, error_code=ErrorCode.CLUSTER_AUTHORIZATION_FAILED,
+                                          results_by_transaction=[])
     by_transaction = [
         AddPartitionsToTxnResponse.AddPartitionsToTxnResult(
             transactional_id=txn.transactional_id,
@@ -41,8 +56,11 @@ def _one(ctx: RequestContext, transactional_id: str, producer_id: int, epoch: in
     cluster = ctx.cluster
     wanted = [(t.name, p) for t in topics for p in t.partitions]
     unknown = {(name, p) for name, p in wanted if not cluster._partition_exists(name, p)}
-    codes: dict[tuple[str, int], ErrorCode] = {}
-    if not transactional_id:
+    refused = _client_refusal(ctx, transactional_id, wanted) if ctx.api_version < BATCHED_FROM else None
+    codes: dict[_Key, ErrorCode]
+    if refused is not None:
+        codes = refused
+    elif not transactional_id:
         codes = {key: ErrorCode.INVALID_REQUEST for key in wanted}
     elif (error := coordinator_error(ctx, transactional_id)) is not None:
         codes = {key: error for key in wanted}
@@ -63,3 +81,23 @@ def _one(ctx: RequestContext, transactional_id: str, producer_id: int, epoch: in
                                                               PRODUCER_FENCED_FROM))
             for p in topic.partitions]))
     return results
+
+
+def _client_refusal(ctx: RequestContext, transactional_id: str, wanted: list[_Key]) -> dict[_Key, ErrorCode] | None:
+    """The codes of a client request (v0-3) the caller may not make, else None (KafkaApis checks these
+    before the coordinator sees the request)."""
+    if not may_write(ctx, transactional_id):
+        return {key: ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED for key in wanted}
+    names = {name for name, _ in wanted}
+    if ctx.cluster.authorizer is not None:
+        # Kafka authorizes only the non-internal topics, so a client never adds __consumer_offsets or
+        # __transaction_state here (AddOffsetsToTxn adds the group's offsets partition).
+        names -= INTERNAL_TOPICS
+    writable = ctx.authorized_names(AclOperation.WRITE, ResourceType.TOPIC, names)
+    if all(name in writable for name, _ in wanted):
+        return None
+    exists = ctx.cluster._partition_exists
+    return {(name, p): ErrorCode.TOPIC_AUTHORIZATION_FAILED if name not in writable
+            else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION if not exists(name, p)
+            else ErrorCode.OPERATION_NOT_ATTEMPTED
+            for name, p in wanted}

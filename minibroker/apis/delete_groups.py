@@ -1,7 +1,12 @@
-"""DeleteGroups (42): remove empty groups and their offsets."""
+"""DeleteGroups (42): remove empty groups and their offsets.
+
+Each group needs DELETE (KafkaApis.handleDeleteGroupsRequest); the refused ones are answered
+GROUP_AUTHORIZATION_FAILED, once each and after the others, and are not deleted.
+"""
 
 from __future__ import annotations
 
+from ..core.acls import AclOperation, ResourceType
 from ..protocol.errors import ErrorCode
 from ..protocol.messages import DeleteGroupsRequest, DeleteGroupsResponse
 from .context import RequestContext
@@ -17,11 +22,18 @@ _MESSAGES = {
 
 
 def handle(request: DeleteGroupsRequest, ctx: RequestContext) -> DeleteGroupsResponse:
-    local = [g for g in request.groups_names if coordinator_error(ctx, g) is None]
+    deletable = ctx.authorized_names(AclOperation.DELETE, ResourceType.GROUP, request.groups_names)
+    authorized = [g for g in request.groups_names if g in deletable]
+    local = [g for g in authorized if coordinator_error(ctx, g) is None]
     codes = dict(zip(local, ctx.cluster.groups.delete_groups(local), strict=True))
     results = []
-    for group_id in request.groups_names:
+    for group_id in authorized:
         code = codes.get(group_id, ErrorCode.NOT_COORDINATOR)
         results.append(DeleteGroupsResponse.DeletableGroupResult(group_id=group_id, error_code=code,
                                                                  error_message=_MESSAGES.get(code)))
+    # Kafka adds the refused groups (deduplicated, with no message) after the coordinator's results
+    results += [DeleteGroupsResponse.DeletableGroupResult(group_id=group_id,
+                                                          error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED,
+                                                          error_message=None)
+                for group_id in dict.fromkeys(request.groups_names) if group_id not in deletable]
     return DeleteGroupsResponse(throttle_time_ms=0, results=results)

@@ -1,14 +1,15 @@
 """DescribeGroups (15): state, protocol and members of classic groups.
 
-Versions 0-6, as KafkaApis.handleDescribeGroupsRequest; from v3 the group's authorized operations
-when asked (every group operation: there is no authorizer).
+Versions 0-6, as KafkaApis.handleDescribeGroupsRequest: each group needs DESCRIBE, else it is answered
+GROUP_AUTHORIZATION_FAILED with nothing about it (DescribeGroupsResponse.groupError), ahead of the
+described groups; from v3 the caller's authorized operations on each described group when asked.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from ..core.acls import ResourceType
+from ..core.acls import AclOperation, ResourceType
 from ..core.group_coordinator import GroupState
 from ..protocol.errors import ErrorCode
 from ..protocol.messages import DescribeGroupsRequest, DescribeGroupsResponse
@@ -28,13 +29,23 @@ _Member = _Group.DescribedGroupMember
 
 
 def handle(request: DescribeGroupsRequest, ctx: RequestContext) -> DescribeGroupsResponse:
-    groups = [_describe(ctx, group_id) for group_id in request.groups]
+    describable = ctx.authorized_names(AclOperation.DESCRIBE, ResourceType.GROUP, request.groups)
+    refused = [group_id for group_id in request.groups if group_id not in describable]
+    groups = [_describe(ctx, group_id) for group_id in request.groups if group_id in describable]
     if ctx.api_version >= AUTHORIZED_OPERATIONS_FROM and request.include_authorized_operations:
         # KafkaApis.handleDescribeGroupsRequest: the operations of every group described without error
         for group in groups:
             if group.error_code == 0:
                 group.authorized_operations = set(ctx.authorized_operations(ResourceType.GROUP, group.group_id))
-    return DescribeGroupsResponse(throttle_time_ms=0, groups=groups)
+    # the refused groups come first: Kafka starts the response with them and appends the coordinator's answer
+    return DescribeGroupsResponse(throttle_time_ms=0, groups=[_refused(g) for g in refused] + groups)
+
+
+def _refused(group_id: str) -> Any:
+    """DescribeGroupsResponse.groupError: empty state, protocol and members; no message."""
+    return _Group(error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED, error_message=None, group_id=group_id,
+                  group_state="", protocol_type="", protocol_data="", members=[],
+                  authorized_operations=NOT_REQUESTED)
 
 
 def _describe(ctx: RequestContext, group_id: str) -> Any:

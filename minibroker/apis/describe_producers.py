@@ -1,7 +1,12 @@
-"""DescribeProducers (61): the active idempotent producers of each partition."""
+"""DescribeProducers (61): the active idempotent producers of each partition.
+
+With an authorizer: READ on each topic, else its partitions get TOPIC_AUTHORIZATION_FAILED, before an
+unknown topic is reported (KafkaApis.handleDescribeProducersRequest).
+"""
 
 from __future__ import annotations
 
+from ..core.acls import AclOperation, ResourceType
 from ..protocol.errors import ErrorCode, KafkaError
 from ..protocol.messages import DescribeProducersRequest, DescribeProducersResponse
 from .context import RequestContext
@@ -13,10 +18,19 @@ _Topic = DescribeProducersResponse.TopicResponse
 _Partition = _Topic.PartitionResponse
 _Producer = _Partition.ProducerState
 
+# Kafka answers with ApiError(Errors.TOPIC_AUTHORIZATION_FAILED), whose message is the error's default text
+TOPIC_AUTHORIZATION_FAILED_MESSAGE = "Topic authorization failed."
+
 
 def handle(request: DescribeProducersRequest, ctx: RequestContext) -> DescribeProducersResponse:
     topics = []
     for topic_req in request.topics:
+        if not ctx.authorize(AclOperation.READ, ResourceType.TOPIC, topic_req.name):
+            topics.append(_Topic(name=topic_req.name, partitions=[
+                _Partition(partition_index=index, error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+                           error_message=TOPIC_AUTHORIZATION_FAILED_MESSAGE, active_producers=[])
+                for index in topic_req.partition_indexes]))
+            continue
         partitions = []
         for index in topic_req.partition_indexes:
             try:

@@ -1,7 +1,12 @@
-"""DescribeTransactions (65): state, producer and partitions of transactional ids."""
+"""DescribeTransactions (65): state, producer and partitions of transactional ids.
+
+With an authorizer (KafkaApis.handleDescribeTransactionsRequest): DESCRIBE on each transactional id, else
+TRANSACTIONAL_ID_AUTHORIZATION_FAILED for it; partitions of topics the caller may not DESCRIBE are left out.
+"""
 
 from __future__ import annotations
 
+from ..core.acls import AclOperation, ResourceType
 from ..protocol.errors import ErrorCode
 from ..protocol.messages import DescribeTransactionsRequest, DescribeTransactionsResponse
 from .context import RequestContext
@@ -16,6 +21,12 @@ _State = DescribeTransactionsResponse.TransactionState
 def handle(request: DescribeTransactionsRequest, ctx: RequestContext) -> DescribeTransactionsResponse:
     states = []
     for transactional_id in request.transactional_ids:
+        if not ctx.authorize(AclOperation.DESCRIBE, ResourceType.TRANSACTIONAL_ID, transactional_id):
+            # Kafka sets only the id and the code: the other fields keep the schema's defaults
+            states.append(_State(error_code=ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+                                 transactional_id=transactional_id, transaction_state="", transaction_timeout_ms=0,
+                                 transaction_start_time_ms=0, producer_id=0, producer_epoch=0, topics=[]))
+            continue
         error = coordinator_error(ctx, transactional_id)
         txn = ctx.cluster.transactions.transactions.get(transactional_id) if error is None else None
         if txn is None:
@@ -27,9 +38,11 @@ def handle(request: DescribeTransactionsRequest, ctx: RequestContext) -> Describ
         by_topic: dict[str, list[int]] = {}
         for topic, partition in sorted(txn.partitions):
             by_topic.setdefault(topic, []).append(partition)
+        describable = ctx.authorized_names(AclOperation.DESCRIBE, ResourceType.TOPIC, by_topic)
         states.append(_State(
             error_code=0, transactional_id=transactional_id, transaction_state=txn.state.value,
             transaction_timeout_ms=txn.timeout_ms, transaction_start_time_ms=txn.start_timestamp_ms,
             producer_id=txn.producer_id, producer_epoch=txn.producer_epoch,
-            topics=[_State.TopicData(topic=topic, partitions=parts) for topic, parts in by_topic.items()]))
+            topics=[_State.TopicData(topic=topic, partitions=parts) for topic, parts in by_topic.items()
+                    if topic in describable]))
     return DescribeTransactionsResponse(throttle_time_ms=0, transaction_states=states)

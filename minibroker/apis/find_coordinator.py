@@ -1,7 +1,13 @@
-"""FindCoordinator (10): the node coordinating a group or a transactional id."""
+"""FindCoordinator (10): the node coordinating a group or a transactional id.
+
+As KafkaApis.getCoordinator, a group key needs DESCRIBE on the group (else GROUP_AUTHORIZATION_FAILED)
+and a transactional key DESCRIBE on the transactional id (else TRANSACTIONAL_ID_AUTHORIZATION_FAILED),
+checked per key for the batched v4+ and for the single key of v0-3.
+"""
 
 from __future__ import annotations
 
+from ..core.acls import AclOperation, ResourceType
 from ..core.cluster import GROUP_METADATA_TOPIC, TRANSACTION_STATE_TOPIC
 from ..protocol.errors import ErrorCode
 from ..protocol.messages import FindCoordinatorRequest, FindCoordinatorResponse
@@ -11,6 +17,13 @@ API_KEY = 10
 MIN_VERSION, MAX_VERSION = 0, 6
 
 GROUP, TRANSACTION = 0, 1
+
+# v0-3 send a refusal as FindCoordinatorRequest.getErrorResponse does: FindCoordinatorResponse.prepareOldResponse
+# fills error_message with Errors.message(), the error's default text. v4+ leave each key's message null.
+_OLD_RESPONSE_MESSAGES = {
+    ErrorCode.GROUP_AUTHORIZATION_FAILED: "Group authorization failed.",
+    ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED: "Transactional Id authorization failed.",
+}
 
 
 def handle(request: FindCoordinatorRequest, ctx: RequestContext) -> FindCoordinatorResponse:
@@ -24,12 +37,17 @@ def handle(request: FindCoordinatorRequest, ctx: RequestContext) -> FindCoordina
                 port=ctx.address(node)[1] if node else -1, error_code=code, error_message=None))
         return FindCoordinatorResponse(throttle_time_ms=0, coordinators=coordinators)
     code, node = _lookup(ctx, request.key, key_type)
-    return FindCoordinatorResponse(throttle_time_ms=0, error_code=code, error_message=None,
+    return FindCoordinatorResponse(throttle_time_ms=0, error_code=code, error_message=_OLD_RESPONSE_MESSAGES.get(code),
                                    node_id=node.node_id if node else -1,
                                    host=ctx.address(node)[0] if node else "", port=ctx.address(node)[1] if node else -1)
 
 
 def _lookup(ctx: RequestContext, key: str, key_type: int):  # type: ignore[no-untyped-def]
+    # KafkaApis.getCoordinator: the key's DESCRIBE comes before anything else is looked at
+    if key_type == GROUP and not ctx.authorize(AclOperation.DESCRIBE, ResourceType.GROUP, key):
+        return ErrorCode.GROUP_AUTHORIZATION_FAILED, None
+    if key_type == TRANSACTION and not ctx.authorize(AclOperation.DESCRIBE, ResourceType.TRANSACTIONAL_ID, key):
+        return ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, None
     if key_type not in (GROUP, TRANSACTION):
         return ErrorCode.INVALID_REQUEST, None
     internal_topic = GROUP_METADATA_TOPIC if key_type == GROUP else TRANSACTION_STATE_TOPIC

@@ -1,4 +1,8 @@
-"""Shared by the group APIs: the coordinator check every group request starts with."""
+"""Shared by the group APIs: the coordinator check every group request makes.
+
+It comes after the request's authorization: KafkaApis authorizes before it asks the group coordinator,
+so a refused caller learns nothing about where the group lives.
+"""
 
 from __future__ import annotations
 

@@ -1,7 +1,13 @@
-"""Heartbeat (12): keep a member's session alive; learn of a rebalance."""
+"""Heartbeat (12): keep a member's session alive; learn of a rebalance.
+
+Needs READ on the group (KafkaApis.handleHeartbeatRequest), else GROUP_AUTHORIZATION_FAILED and the
+session is not touched.
+"""
 
 from __future__ import annotations
 
+from ..core.acls import AclOperation, ResourceType
+from ..protocol.errors import ErrorCode
 from ..protocol.messages import HeartbeatRequest, HeartbeatResponse
 from .context import RequestContext
 from .group_common import coordinator_error
@@ -11,6 +17,8 @@ MIN_VERSION, MAX_VERSION = 0, 4
 
 
 def handle(request: HeartbeatRequest, ctx: RequestContext) -> HeartbeatResponse:
+    if not ctx.authorize(AclOperation.READ, ResourceType.GROUP, request.group_id):
+        return HeartbeatResponse(throttle_time_ms=0, error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED)
     error = coordinator_error(ctx, request.group_id)
     if error is None:
         error = ctx.cluster.groups.heartbeat(

@@ -1,7 +1,12 @@
-"""JoinGroup (11): join a classic group; answered when the rebalance's join phase ends."""
+"""JoinGroup (11): join a classic group; answered when the rebalance's join phase ends.
+
+Needs READ on the group (KafkaApis.handleJoinGroupRequest), else JoinGroupRequest.getErrorResponse with
+GROUP_AUTHORIZATION_FAILED: no member id, generation -1, no members, and nothing joins.
+"""
 
 from __future__ import annotations
 
+from ..core.acls import AclOperation, ResourceType
 from ..core.group_coordinator import JoinResult
 from ..core.pending import Pending
 from ..protocol.errors import ErrorCode
@@ -20,6 +25,8 @@ SKIP_ASSIGNMENT_FROM = 9
 
 def handle(request: JoinGroupRequest, ctx: RequestContext) -> JoinGroupResponse | Pending:
     version = ctx.api_version
+    if not ctx.authorize(AclOperation.READ, ResourceType.GROUP, request.group_id):
+        return _response(JoinResult(ErrorCode.GROUP_AUTHORIZATION_FAILED), version)
     error = coordinator_error(ctx, request.group_id)
     if error is not None:
         return _response(JoinResult(error, request.member_id), version)

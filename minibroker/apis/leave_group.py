@@ -1,7 +1,13 @@
-"""LeaveGroup (13): members leave (one in v0-2, a batch with instance ids from v3)."""
+"""LeaveGroup (13): members leave (one in v0-2, a batch with instance ids from v3).
+
+Needs READ on the group (KafkaApis.handleLeaveGroupRequest), else LeaveGroupRequest.getErrorResponse:
+GROUP_AUTHORIZATION_FAILED at the top level, no member results, and nobody leaves.
+"""
 
 from __future__ import annotations
 
+from ..core.acls import AclOperation, ResourceType
+from ..protocol.errors import ErrorCode
 from ..protocol.messages import LeaveGroupRequest, LeaveGroupResponse
 from .context import RequestContext
 from .group_common import coordinator_error
@@ -12,6 +18,8 @@ MIN_VERSION, MAX_VERSION = 0, 5
 
 def handle(request: LeaveGroupRequest, ctx: RequestContext) -> LeaveGroupResponse:
     version = ctx.api_version
+    if not ctx.authorize(AclOperation.READ, ResourceType.GROUP, request.group_id):
+        return LeaveGroupResponse(throttle_time_ms=0, error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED, members=[])
     if version >= 3:
         leaving = [(m.member_id, m.group_instance_id) for m in request.members]
     else:

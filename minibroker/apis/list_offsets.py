@@ -1,9 +1,14 @@
-"""ListOffsets (2): earliest, latest, by timestamp and max timestamp offsets."""
+"""ListOffsets (2): earliest, latest, by timestamp and max timestamp offsets.
+
+With an authorizer: DESCRIBE on each topic, else its partitions get TOPIC_AUTHORIZATION_FAILED, before an
+unknown topic is reported (KafkaApis.handleListOffsetRequest).
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
+from ..core.acls import AclOperation, ResourceType
 from ..protocol.errors import ErrorCode
 from ..protocol.messages import ListOffsetsRequest, ListOffsetsResponse
 from .context import RequestContext
@@ -25,7 +30,12 @@ _Partition = _Topic.ListOffsetsPartitionResponse
 def handle(request: ListOffsetsRequest, ctx: RequestContext) -> ListOffsetsResponse:
     cluster = ctx.cluster
     topics = []
+    describable = ctx.authorized_names(AclOperation.DESCRIBE, ResourceType.TOPIC, (t.name for t in request.topics))
     for topic_req in request.topics:
+        if topic_req.name not in describable:
+            topics.append(_Topic(name=topic_req.name, partitions=[
+                _answer(p.partition_index, ErrorCode.TOPIC_AUTHORIZATION_FAILED) for p in topic_req.partitions]))
+            continue
         topic = cluster.topics.get(topic_req.name)
         partitions = []
         for part_req in topic_req.partitions:

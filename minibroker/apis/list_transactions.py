@@ -1,9 +1,14 @@
-"""ListTransactions (66): transactional ids filtered by state, producer id, duration (v1) and id pattern (v2)."""
+"""ListTransactions (66): transactional ids filtered by state, producer id, duration (v1) and id pattern (v2).
+
+With an authorizer only the transactional ids the caller may DESCRIBE are listed
+(KafkaApis.handleListTransactionsRequest).
+"""
 
 from __future__ import annotations
 
 import re
 
+from ..core.acls import AclOperation, ResourceType
 from ..core.transaction_coordinator import TxnState
 from ..protocol.errors import ErrorCode
 from ..protocol.messages import ListTransactionsRequest, ListTransactionsResponse
@@ -29,6 +34,8 @@ def handle(request: ListTransactionsRequest, ctx: RequestContext) -> ListTransac
                                           request.duration_filter if ctx.api_version >= 1 else -1, pattern)
     if wanted and not wanted & KNOWN_STATES:
         found = []
+    found = [t for t in found
+             if ctx.authorize(AclOperation.DESCRIBE, ResourceType.TRANSACTIONAL_ID, t.transactional_id)]
     return ListTransactionsResponse(
         throttle_time_ms=0, error_code=0, unknown_state_filters=unknown,
         transaction_states=[ListTransactionsResponse.TransactionState(

@@ -1,9 +1,16 @@
-"""OffsetFetch (9): committed offsets of one group (v1-7) or several (v8+)."""
+"""OffsetFetch (9): committed offsets of one group (v1-7) or several (v8+).
+
+Authorized as KafkaApis.handleOffsetFetchRequest: DESCRIBE on each group, else the group's answer is
+GROUP_AUTHORIZATION_FAILED (OffsetFetchResponse.groupError); then DESCRIBE on each topic: a listed topic the
+caller may not describe is answered TOPIC_AUTHORIZATION_FAILED on its partitions, after the others, and an
+"all partitions" request leaves such topics out without a word.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
+from ..core.acls import AclOperation, ResourceType
 from ..core.cluster import Cluster
 from ..protocol.errors import ErrorCode
 from ..protocol.messages import OffsetFetchRequest, OffsetFetchResponse
@@ -15,63 +22,106 @@ MIN_VERSION, MAX_VERSION = 1, 10
 
 NO_OFFSET = -1
 
+_Partition = OffsetFetchResponse.OffsetFetchResponseTopic.OffsetFetchResponsePartition  # v1-7
+_Topics = OffsetFetchResponse.OffsetFetchResponseGroup.OffsetFetchResponseTopics  # v8+
+_Partitions = _Topics.OffsetFetchResponsePartitions
+
 
 def handle(request: OffsetFetchRequest, ctx: RequestContext) -> OffsetFetchResponse:
     version = ctx.api_version
     if version >= 8:
         return OffsetFetchResponse(throttle_time_ms=0,
                                    groups=[_group(ctx, g, request.require_stable) for g in request.groups])
-    error = coordinator_error(ctx, request.group_id)
-    wanted = None if request.topics is None else [(t.name, i) for t in request.topics for i in t.partition_indexes]
+    error = _group_error(ctx, request.group_id)
+    describable = _describable(ctx, [t.name for t in request.topics or []])
+    wanted = None if request.topics is None else [
+        (t.name, i) for t in request.topics if t.name in describable for i in t.partition_indexes]
     rows = [] if error is not None else ctx.cluster.groups.fetch_offsets(request.group_id, wanted)
     require_stable = version >= 7 and request.require_stable
+    visible = _visible(ctx, rows, wanted)
     by_topic: dict[str, list[Any]] = {}
     for topic, partition, committed in rows:
+        if topic not in visible:
+            continue
         unstable = require_stable and ctx.cluster.groups.has_pending_txn_offset(request.group_id, topic, partition)
-        by_topic.setdefault(topic, []).append(OffsetFetchResponse.OffsetFetchResponseTopic.OffsetFetchResponsePartition(
+        by_topic.setdefault(topic, []).append(_Partition(
             partition_index=partition, committed_offset=committed.offset if committed and not unstable else NO_OFFSET,
             committed_leader_epoch=committed.leader_epoch if committed else -1,
             metadata=committed.metadata if committed else "",
             error_code=ErrorCode.UNSTABLE_OFFSET_COMMIT if unstable else 0))
     topics = [OffsetFetchResponse.OffsetFetchResponseTopic(name=name, partitions=parts)
               for name, parts in by_topic.items()]
+    if error is None:
+        topics += [OffsetFetchResponse.OffsetFetchResponseTopic(name=t.name, partitions=[
+            _Partition(partition_index=i, committed_offset=NO_OFFSET, committed_leader_epoch=-1, metadata="",
+                       error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED) for i in t.partition_indexes])
+                   for t in request.topics or [] if t.name not in describable]
     if error is not None and version < 2:
         # v1 has no top-level error: report it on every requested partition
         topics = [OffsetFetchResponse.OffsetFetchResponseTopic(name=t.name, partitions=[
-            OffsetFetchResponse.OffsetFetchResponseTopic.OffsetFetchResponsePartition(
-                partition_index=i, committed_offset=NO_OFFSET, metadata="", error_code=error)
+            _Partition(partition_index=i, committed_offset=NO_OFFSET, metadata="", error_code=error)
             for i in t.partition_indexes]) for t in request.topics or []]
     return OffsetFetchResponse(throttle_time_ms=0, topics=topics, error_code=error or 0)
+
+
+def _group_error(ctx: RequestContext, group_id: str) -> ErrorCode | None:
+    """DESCRIBE on the group comes before the coordinator is asked."""
+    if not ctx.authorize(AclOperation.DESCRIBE, ResourceType.GROUP, group_id):
+        return ErrorCode.GROUP_AUTHORIZATION_FAILED
+    return coordinator_error(ctx, group_id)
+
+
+def _describable(ctx: RequestContext, names: list[str]) -> set[str]:
+    """The listed topics the caller may describe (fetchOffsetsForGroup's partitionSeqByAuthorized)."""
+    return ctx.authorized_names(AclOperation.DESCRIBE, ResourceType.TOPIC, names)
+
+
+def _visible(ctx: RequestContext, rows: list[Any], wanted: list[Any] | None) -> set[str]:
+    """The topics of `rows` to answer: all that were listed, only the describable ones of "all partitions"
+    (fetchAllOffsetsForGroup)."""
+    topics = {topic for topic, _, _ in rows}
+    return topics if wanted is not None else ctx.authorized_names(AclOperation.DESCRIBE, ResourceType.TOPIC, topics)
 
 
 def _group(ctx: RequestContext, wanted_group: Any, require_stable: bool) -> Any:
     cluster: Cluster = ctx.cluster
     version = ctx.api_version
-    error = coordinator_error(ctx, wanted_group.group_id)
+    error = _group_error(ctx, wanted_group.group_id)
     names_by_id = {}
     wanted = None
+    refused = []
     if wanted_group.topics is not None:
         wanted = []
+        requested = []
         for topic in wanted_group.topics:
             name = topic.name if version < 10 else getattr(cluster.topics_by_id.get(topic.topic_id), "name", None)
+            requested.append((topic, name))
+        # v10: an unknown topic id has no name to authorize and is answered UNKNOWN_TOPIC_ID
+        describable = _describable(ctx, [name for _, name in requested if name is not None])
+        for topic, name in requested:
+            if name is not None and name not in describable:
+                refused.append(topic)
+                continue
             names_by_id[topic.topic_id if version >= 10 else name] = name
             wanted += [(name or "", i) for i in topic.partition_indexes]
     rows = [] if error is not None else cluster.groups.fetch_offsets(wanted_group.group_id, wanted)
+    visible = _visible(ctx, rows, wanted)
     by_topic: dict[str, list[Any]] = {}
     for topic, partition, committed in rows:
+        if topic not in visible:
+            continue
         unstable = require_stable and cluster.groups.has_pending_txn_offset(
             wanted_group.group_id, topic, partition)
         code = 0 if (topic or wanted is None) else ErrorCode.UNKNOWN_TOPIC_ID
-        by_topic.setdefault(topic, []).append(
-            OffsetFetchResponse.OffsetFetchResponseGroup.OffsetFetchResponseTopics.OffsetFetchResponsePartitions(
-                partition_index=partition,
-                committed_offset=committed.offset if committed and not unstable else NO_OFFSET,
-                committed_leader_epoch=committed.leader_epoch if committed else -1,
-                metadata=committed.metadata if committed else "",
-                error_code=ErrorCode.UNSTABLE_OFFSET_COMMIT if unstable else code))
+        by_topic.setdefault(topic, []).append(_Partitions(
+            partition_index=partition,
+            committed_offset=committed.offset if committed and not unstable else NO_OFFSET,
+            committed_leader_epoch=committed.leader_epoch if committed else -1,
+            metadata=committed.metadata if committed else "",
+            error_code=ErrorCode.UNSTABLE_OFFSET_COMMIT if unstable else code))
     topics = []
     for name, partitions in by_topic.items():
-        entry = OffsetFetchResponse.OffsetFetchResponseGroup.OffsetFetchResponseTopics(partitions=partitions)
+        entry = _Topics(partitions=partitions)
         if version >= 10:
             known = cluster.topics.get(name)
             entry.topic_id = known.topic_id if known is not None else next(
@@ -79,5 +129,16 @@ def _group(ctx: RequestContext, wanted_group: Any, require_stable: bool) -> Any:
         else:
             entry.name = name
         topics.append(entry)
+    if error is None:
+        # fetchOffsetsForGroup: the refused topics follow the coordinator's answer
+        for topic in refused:
+            entry = _Topics(partitions=[
+                _Partitions(partition_index=i, committed_offset=NO_OFFSET, committed_leader_epoch=-1, metadata="",
+                            error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED) for i in topic.partition_indexes])
+            if version >= 10:
+                entry.topic_id = topic.topic_id
+            else:
+                entry.name = topic.name
+            topics.append(entry)
     return OffsetFetchResponse.OffsetFetchResponseGroup(group_id=wanted_group.group_id, topics=topics,
                                                         error_code=error or 0)

@@ -1,7 +1,13 @@
-"""OffsetForLeaderEpoch (23): the end offset of a leader epoch, for consumer log validation."""
+"""OffsetForLeaderEpoch (23): the end offset of a leader epoch, for consumer log validation.
+
+With an authorizer (KafkaApis.handleOffsetForLeaderEpochRequest): CLUSTER_ACTION on the cluster covers every
+topic, whatever the replica id; without it each topic needs DESCRIBE, else its partitions get
+TOPIC_AUTHORIZATION_FAILED, before an unknown topic is reported.
+"""
 
 from __future__ import annotations
 
+from ..core.acls import AclOperation, ResourceType
 from ..protocol.errors import ErrorCode
 from ..protocol.messages import OffsetForLeaderEpochRequest, OffsetForLeaderEpochResponse
 from .context import RequestContext
@@ -16,7 +22,16 @@ _Partition = _Topic.EpochEndOffset
 def handle(request: OffsetForLeaderEpochRequest, ctx: RequestContext) -> OffsetForLeaderEpochResponse:
     cluster = ctx.cluster
     topics = []
+    names = [t.topic for t in request.topics]
+    # Brokers (CLUSTER_ACTION) and, since KIP-320, consumers (DESCRIBE on the topic) use this API.
+    describable = (set(names) if ctx.authorize_cluster(AclOperation.CLUSTER_ACTION)
+                   else ctx.authorized_names(AclOperation.DESCRIBE, ResourceType.TOPIC, names))
     for topic_req in request.topics:
+        if topic_req.topic not in describable:
+            topics.append(_Topic(topic=topic_req.topic, partitions=[
+                _Partition(error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED, partition=p.partition)
+                for p in topic_req.partitions]))
+            continue
         topic = cluster.topics.get(topic_req.topic)
         partitions = []
         for part_req in topic_req.partitions:

@@ -1,9 +1,15 @@
-"""SyncGroup (14): the leader hands out assignments; every member receives its own."""
+"""SyncGroup (14): the leader hands out assignments; every member receives its own.
+
+Needs READ on the group (KafkaApis.handleSyncGroupRequest), else GROUP_AUTHORIZATION_FAILED with an empty
+assignment and nothing handed out.
+"""
 
 from __future__ import annotations
 
+from ..core.acls import AclOperation, ResourceType
 from ..core.group_coordinator import SyncResult
 from ..core.pending import Pending
+from ..protocol.errors import ErrorCode
 from ..protocol.messages import SyncGroupRequest, SyncGroupResponse
 from .context import RequestContext
 from .group_common import coordinator_error
@@ -14,6 +20,8 @@ MIN_VERSION, MAX_VERSION = 0, 5
 
 def handle(request: SyncGroupRequest, ctx: RequestContext) -> SyncGroupResponse | Pending:
     version = ctx.api_version
+    if not ctx.authorize(AclOperation.READ, ResourceType.GROUP, request.group_id):
+        return _response(SyncResult(ErrorCode.GROUP_AUTHORIZATION_FAILED))
     error = coordinator_error(ctx, request.group_id)
     if error is not None:
         return _response(SyncResult(error))

@@ -1,7 +1,9 @@
-"""Shared by the transaction APIs: the coordinator check and Kafka's per-version error downgrades."""
+"""Shared by the transaction APIs: the coordinator check, the transactional id's WRITE check and Kafka's
+per-version error downgrades."""
 
 from __future__ import annotations
 
+from ..core.acls import AclOperation, ResourceType
 from ..core.cluster import TRANSACTION_STATE_TOPIC
 from ..protocol.errors import ErrorCode
 from .context import RequestContext
@@ -12,6 +14,11 @@ def coordinator_error(ctx: RequestContext, transactional_id: str) -> ErrorCode |
     if ctx.cluster.coordinator_node(transactional_id, TRANSACTION_STATE_TOPIC).node_id != ctx.node.node_id:
         return ErrorCode.NOT_COORDINATOR
     return None
+
+
+def may_write(ctx: RequestContext, transactional_id: str) -> bool:
+    """Whether the caller has WRITE on `transactional_id`, which every client transaction request needs first."""
+    return ctx.authorize(AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, transactional_id)
 
 
 def for_version(error: ErrorCode, version: int, fenced_from: int) -> ErrorCode:

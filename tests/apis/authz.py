@@ -68,6 +68,7 @@ def call(cluster: Cluster, request: Any, version: int, principal: str = "User:al
         return None
     if isinstance(outcome, Deferred):
         answer = outcome.encode(outcome.pending.result())
+        assert answer is not None
     else:
         assert isinstance(outcome, Reply)
         answer = outcome.data
