@@ -1,7 +1,9 @@
 """AlterConfigs (33), v0-2: replace a resource's whole set of dynamic configs.
 
 Mirrors Kafka 4's path: ConfigAdminManager.preprocess on the receiving broker (duplicates, null values, the
-broker id, DynamicBrokerConfig's checks of broker configs), then the controller's
+broker id, DynamicBrokerConfig's checks of broker configs), then on the controller
+ControllerApis.authorizeAlterResource (ALTER_CONFIGS on a TOPIC or GROUP resource itself, on the cluster for
+BROKER and CLIENT_METRICS; a refused resource changes nothing) and
 ConfigurationControlManager.legacyAlterConfigs (topic configs validated as LogConfig.validate does). Every
 check and every change goes through the config registry (core/config.py).
 """
@@ -10,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..core.acls import AclOperation
 from ..core.cluster import validate_topic_name
 from ..protocol.errors import ErrorCode, KafkaError
 from ..protocol.messages import AlterConfigsRequest, AlterConfigsResponse
@@ -42,6 +45,14 @@ def _alter(resource: Any, validate_only: bool, ctx: RequestContext) -> None:
     config = ctx.cluster.config
     config_resources.check_configs(resource.configs)
     raw = {c.name: c.value for c in resource.configs}
+    refusal = config_resources.authorization_error(ctx, AclOperation.ALTER_CONFIGS, resource.resource_type,
+                                                   resource.resource_name)
+    if refusal is not None:
+        if resource.resource_type == config_resources.BROKER:
+            # the broker's preprocessing validates a broker config change before the controller authorizes it
+            node_id = config_resources.alter_broker_target(ctx.node, resource.resource_name)
+            config.alter_dynamic(node_id, raw, validate_only=True)
+        raise refusal
     if resource.resource_type == config_resources.TOPIC:
         validate_topic_name(resource.resource_name)
         overrides = config.parse_topic_configs(raw)  # the whole new set, validated before the topic is looked up

@@ -1,7 +1,12 @@
-"""AlterPartitionReassignments (45): set partitions' replica lists; a reassignment completes at once."""
+"""AlterPartitionReassignments (45): set partitions' replica lists; a reassignment completes at once.
+
+Needs ALTER on the cluster (ControllerApis.handleAlterPartitionReassignments); a refused request changes
+nothing and is answered as AlterPartitionReassignmentsRequest.getErrorResponse answers it.
+"""
 
 from __future__ import annotations
 
+from ..core.acls import AclOperation
 from ..protocol.errors import ErrorCode, KafkaError
 from ..protocol.messages import AlterPartitionReassignmentsRequest, AlterPartitionReassignmentsResponse
 from .context import RequestContext
@@ -14,6 +19,8 @@ _Partition = _Topic.ReassignablePartitionResponse
 
 
 def handle(request: AlterPartitionReassignmentsRequest, ctx: RequestContext) -> AlterPartitionReassignmentsResponse:
+    if not ctx.authorize_cluster(AclOperation.ALTER):
+        return _refused(request)
     allow_change = request.allow_replication_factor_change if ctx.api_version >= 1 else True
     topics = []
     for topic in request.topics:
@@ -35,3 +42,17 @@ def handle(request: AlterPartitionReassignmentsRequest, ctx: RequestContext) -> 
         topics.append(_Topic(name=topic.name, partitions=partitions))
     return AlterPartitionReassignmentsResponse(throttle_time_ms=0, allow_replication_factor_change=allow_change,
                                                error_code=0, error_message=None, responses=topics)
+
+
+def _refused(request: AlterPartitionReassignmentsRequest) -> AlterPartitionReassignmentsResponse:
+    """CLUSTER_AUTHORIZATION_FAILED at the top and for every partition asked for.
+
+    Kafka's message is its ClusterAuthorizationException's Java object dump; null lets the client show the
+    error's own text. AllowReplicationFactorChange keeps its schema default.
+    """
+    code = ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+    topics = [_Topic(name=topic.name, partitions=[_Partition(partition_index=wanted.partition_index, error_code=code,
+                                                             error_message=None) for wanted in topic.partitions])
+              for topic in request.topics]
+    return AlterPartitionReassignmentsResponse(throttle_time_ms=0, allow_replication_factor_change=True,
+                                               error_code=code, error_message=None, responses=topics)

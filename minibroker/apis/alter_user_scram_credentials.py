@@ -3,13 +3,16 @@
 Mirrors KRaft's ScramControlManager.alterCredentials: a user altered twice in one request
 (deletion or upsertion, whatever the mechanism) gets DUPLICATE_RESOURCE and nothing of it
 changes; each other change is validated (empty user, unknown mechanism, iterations outside the
-mechanism's bounds, deleting what does not exist) and the valid ones are applied together.
+mechanism's bounds, deleting what does not exist) and the valid ones are applied together. It needs
+ALTER on the cluster (ControllerApis.handleAlterUserScramCredentials): a refused request changes nothing
+and is answered as AlterUserScramCredentialsRequest.getErrorResponse answers it.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from ..core.acls import AclOperation
 from ..core.credentials import CredentialError, validate_scram_upsertion
 from ..protocol.errors import ErrorCode
 from ..protocol.messages import AlterUserScramCredentialsRequest, AlterUserScramCredentialsResponse
@@ -23,6 +26,13 @@ _TWICE = CredentialError(ErrorCode.DUPLICATE_RESOURCE, "A user credential cannot
 
 
 def handle(request: AlterUserScramCredentialsRequest, ctx: RequestContext) -> AlterUserScramCredentialsResponse:
+    if not ctx.authorize_cluster(AclOperation.ALTER):
+        # each user named, once and sorted; Kafka's message is its ClusterAuthorizationException's Java
+        # object dump, null lets the client show the error's own text
+        users = sorted({d.name for d in request.deletions} | {u.name for u in request.upsertions})
+        return AlterUserScramCredentialsResponse(throttle_time_ms=0, results=[
+            _Result(user=user, error_code=ErrorCode.CLUSTER_AUTHORIZATION_FAILED, error_message=None)
+            for user in users])
     store = ctx.cluster.credentials
     deletions: dict[str, Any] = {}
     upsertions: dict[str, Any] = {}

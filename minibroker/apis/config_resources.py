@@ -1,5 +1,6 @@
-"""Shared by the config APIs: resource types, how a resource name resolves, and the checks every resource of
-AlterConfigs and IncrementalAlterConfigs goes through first (ConfigAdminManager.preprocess)."""
+"""Shared by the config APIs: resource types, how a resource name resolves, the checks every resource of
+AlterConfigs and IncrementalAlterConfigs goes through first (ConfigAdminManager.preprocess), and who may
+describe or alter a resource's configs."""
 
 from __future__ import annotations
 
@@ -7,14 +8,43 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from ..core.acls import AclOperation, ResourceType
 from ..core.cluster import Cluster, Node, Topic
 from ..protocol.errors import ErrorCode, KafkaError
+from .context import RequestContext
 
 TOPIC = 2
 BROKER = 4
 BROKER_LOGGER = 8
+CLIENT_METRICS = 16
+GROUP = 32
 # ConfigResource.Type values Kafka serves and minibroker does not
-_NOT_IMPLEMENTED = {16: "CLIENT_METRICS", 32: "GROUP"}
+_NOT_IMPLEMENTED = {CLIENT_METRICS: "CLIENT_METRICS", GROUP: "GROUP"}
+# the refusal of each authorized type, with the error's default text as its message (Errors.message)
+_TOPIC_REFUSED = (ErrorCode.TOPIC_AUTHORIZATION_FAILED, "Topic authorization failed.")
+_GROUP_REFUSED = (ErrorCode.GROUP_AUTHORIZATION_FAILED, "Group authorization failed.")
+_CLUSTER_REFUSED = (ErrorCode.CLUSTER_AUTHORIZATION_FAILED, "Cluster authorization failed.")
+
+
+def authorization_error(ctx: RequestContext, operation: AclOperation, resource_type: int,
+                        name: str) -> KafkaError | None:
+    """The refusal when the caller may not DESCRIBE_CONFIGS or ALTER_CONFIGS a config resource, else None.
+
+    As ConfigHelper.handleDescribeConfigsRequest and ControllerApis.authorizeAlterResource: a TOPIC or
+    GROUP resource is authorized on itself, a BROKER or CLIENT_METRICS one on the cluster, and so is a
+    BROKER_LOGGER one when described (IncrementalAlterConfigs authorizes altering one itself, AlterConfigs
+    refuses the type); other types are not authorized here (they are refused for what they are).
+    """
+    if resource_type == TOPIC:
+        allowed, refusal = ctx.authorize(operation, ResourceType.TOPIC, name), _TOPIC_REFUSED
+    elif resource_type == GROUP:
+        allowed, refusal = ctx.authorize(operation, ResourceType.GROUP, name), _GROUP_REFUSED
+    elif resource_type in (BROKER, CLIENT_METRICS) or (
+            resource_type == BROKER_LOGGER and operation == AclOperation.DESCRIBE_CONFIGS):
+        allowed, refusal = ctx.authorize_cluster(operation), _CLUSTER_REFUSED
+    else:
+        return None
+    return None if allowed else KafkaError(*refusal)
 
 
 def resolve_topic(cluster: Cluster, name: str) -> Topic:

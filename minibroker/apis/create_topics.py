@@ -1,9 +1,12 @@
 """CreateTopics (19): new topics with partitions and validated config overrides.
 
-Versions 2-7. ControllerApis.createTopics answers duplicated names itself and hands the rest to the
-controller as one operation (ReplicationControlManager.createTopics); when that operation is too
-large as a whole, every topic of the request gets the controller's POLICY_VIOLATION and nothing is
-created (CreateTopicsRequest.getErrorResponse).
+Versions 2-7. ControllerApis.createTopics answers duplicated names itself, authorizes the rest (CREATE
+on the cluster, else CREATE on each topic: TOPIC_AUTHORIZATION_FAILED, "Authorization failed.", and
+nothing created) and hands the authorized topics to the controller as one operation
+(ReplicationControlManager.createTopics). A created topic's configs, partition count and replication
+factor are answered only to a caller that may DESCRIBE_CONFIGS it (else topic_config_error_code
+TOPIC_AUTHORIZATION_FAILED). When the operation is too large as a whole, every topic of the request
+gets the controller's POLICY_VIOLATION and nothing is created (CreateTopicsRequest.getErrorResponse).
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+from ..core.acls import AclOperation, ResourceType
 from ..core.cluster import NewTopic, TopicPlan
 from ..core.config import TOPIC_CONFIGS
 from ..protocol.errors import ErrorCode, KafkaError
@@ -28,15 +32,25 @@ def handle(request: CreateTopicsRequest, ctx: RequestContext) -> CreateTopicsRes
     cluster = ctx.cluster
     counts = Counter(t.name for t in request.topics)
     unique = [t for t in request.topics if counts[t.name] == 1]
+    names = [t.name for t in unique]
+    # ControllerApis.handleCreateTopics: CREATE on the cluster covers every topic
+    creatable = (set(names) if ctx.authorize_cluster(AclOperation.CREATE)
+                 else ctx.authorized_names(AclOperation.CREATE, ResourceType.TOPIC, names))
+    describable = ctx.authorized_names(AclOperation.DESCRIBE_CONFIGS, ResourceType.TOPIC, names)
+    authorized = [t for t in unique if t.name in creatable]
     try:
-        outcomes = cluster.create_topics([_new_topic(t) for t in unique], validate_only=request.validate_only)
+        outcomes = cluster.create_topics([_new_topic(t) for t in authorized], validate_only=request.validate_only)
     except KafkaError as exc:
         return CreateTopicsResponse(throttle_time_ms=0, topics=[_error(t.name, exc) for t in request.topics])
-    results = [_error(t.name, outcome) if isinstance(outcome, KafkaError) else _success(outcome, ctx)
-               for t, outcome in zip(unique, outcomes, strict=True)]
-    # ControllerApis.createTopics: one INVALID_REQUEST per duplicated name, after the controller's results
+    results = [_error(t.name, outcome) if isinstance(outcome, KafkaError)
+               else _success(outcome, ctx, t.name in describable)
+               for t, outcome in zip(authorized, outcomes, strict=True)]
+    # ControllerApis.createTopics: after the controller's results, one INVALID_REQUEST per duplicated name,
+    # then one TOPIC_AUTHORIZATION_FAILED per topic the caller may not create
     results += [_error(name, KafkaError(ErrorCode.INVALID_REQUEST, "Duplicate topic name."))
                 for name, count in counts.items() if count > 1]
+    results += [_error(t.name, KafkaError(ErrorCode.TOPIC_AUTHORIZATION_FAILED, "Authorization failed."))
+                for t in unique if t.name not in creatable]
     return CreateTopicsResponse(throttle_time_ms=0, topics=results)
 
 
@@ -52,7 +66,13 @@ def _error(name: str, exc: KafkaError) -> Any:
                    num_partitions=-1, replication_factor=-1, configs=[])
 
 
-def _success(plan: TopicPlan, ctx: RequestContext) -> Any:
+def _success(plan: TopicPlan, ctx: RequestContext, describable: bool) -> Any:
+    topic_id = plan.topic.topic_id if plan.topic is not None else None
+    if not describable:
+        # ReplicationControlManager.createTopic: created, but its configs and sizes are not the caller's to see
+        return _Result(name=plan.name, topic_id=topic_id, error_code=0, error_message=None,
+                       topic_config_error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED, num_partitions=-1,
+                       replication_factor=-1, configs=[])
     config = ctx.cluster.config
     described = []
     for name in config.topic_names():
@@ -62,7 +82,7 @@ def _success(plan: TopicPlan, ctx: RequestContext) -> Any:
                                  is_sensitive=False))
     return _Result(
         name=plan.name,
-        topic_id=plan.topic.topic_id if plan.topic is not None else None,
+        topic_id=topic_id,
         error_code=0,
         error_message=None,
         topic_config_error_code=0,

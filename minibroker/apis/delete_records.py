@@ -1,7 +1,12 @@
-"""DeleteRecords (21): move a partition's log start offset forward."""
+"""DeleteRecords (21): move a partition's log start offset forward.
+
+Authorized as KafkaApis.handleDeleteRecordsRequest: DELETE on the topic, checked before the partition
+is looked up (TOPIC_AUTHORIZATION_FAILED, nothing deleted).
+"""
 
 from __future__ import annotations
 
+from ..core.acls import AclOperation, ResourceType
 from ..protocol.errors import ErrorCode, KafkaError
 from ..protocol.messages import DeleteRecordsRequest, DeleteRecordsResponse
 from .context import RequestContext
@@ -16,12 +21,15 @@ _Partition = _Topic.DeleteRecordsPartitionResult
 
 def handle(request: DeleteRecordsRequest, ctx: RequestContext) -> DeleteRecordsResponse:
     cluster = ctx.cluster
+    deletable = ctx.authorized_names(AclOperation.DELETE, ResourceType.TOPIC, [t.name for t in request.topics])
     topics = []
     for topic_req in request.topics:
         partitions = []
         for part_req in topic_req.partitions:
             index = part_req.partition_index
             try:
+                if topic_req.name not in deletable:
+                    raise KafkaError(ErrorCode.TOPIC_AUTHORIZATION_FAILED)
                 partition = cluster.partition(topic_req.name, index)
                 if partition.leader_id != ctx.node.node_id:
                     raise KafkaError(ErrorCode.NOT_LEADER_OR_FOLLOWER)

@@ -3,12 +3,16 @@
 Mirrors Kafka's ConfigHelper.describeConfigs: a TOPIC lists every topic config (LogConfig), BROKER "<id>"
 every broker config of the receiving node (read-only ones included), BROKER "" only the dynamic
 cluster defaults that are set; values, sources and synonyms come from the config registry (core/config.py).
+Authorized first, as ConfigHelper.handleDescribeConfigsRequest: DESCRIBE_CONFIGS on a TOPIC or GROUP
+resource itself, on the cluster for BROKER, BROKER_LOGGER and CLIENT_METRICS; a refused resource is answered after the
+described ones with TOPIC_, GROUP_ or CLUSTER_AUTHORIZATION_FAILED and nothing looked up.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from ..core.acls import AclOperation
 from ..core.cluster import validate_topic_name
 from ..core.config import ConfigEntry, ConfigSource
 from ..protocol.errors import ErrorCode, KafkaError
@@ -26,16 +30,27 @@ _Synonym = _Config.DescribeConfigsSynonym
 
 def handle(request: DescribeConfigsRequest, ctx: RequestContext) -> DescribeConfigsResponse:
     results = []
+    refused = []
     for resource in request.resources:
+        refusal = config_resources.authorization_error(ctx, AclOperation.DESCRIBE_CONFIGS, resource.resource_type,
+                                                       resource.resource_name)
+        if refusal is not None:
+            refused.append(_error(resource, refusal))
+            continue
         try:
             configs = _describe(resource, request, ctx)
             results.append(_Result(error_code=0, error_message=None, resource_type=resource.resource_type,
                                    resource_name=resource.resource_name, configs=configs))
         except KafkaError as exc:
-            results.append(_Result(error_code=exc.code, error_message=exc.message,
-                                   resource_type=resource.resource_type, resource_name=resource.resource_name,
-                                   configs=[]))
+            results.append(_error(resource, exc))
+    # ConfigHelper.handleDescribeConfigsRequest: the authorized resources' results, then the refused ones
+    results += refused
     return DescribeConfigsResponse(throttle_time_ms=0, results=results)
+
+
+def _error(resource: Any, exc: KafkaError) -> Any:
+    return _Result(error_code=exc.code, error_message=exc.message, resource_type=resource.resource_type,
+                   resource_name=resource.resource_name, configs=[])
 
 
 def _describe(resource: Any, request: DescribeConfigsRequest, ctx: RequestContext) -> list[Any]:

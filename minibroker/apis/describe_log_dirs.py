@@ -1,10 +1,11 @@
 """DescribeLogDirs (35) v1-5: the one log directory of this node and the size of each partition in it.
 
-Mirrors KafkaApis.handleDescribeLogDirsRequest and ReplicaManager.describeLogDirs with no
-authorizer: one entry per log directory with error NONE, holding the topics whose partitions
-this node hosts (only the requested ones, or all when `topics` is null; a topic left with no
-partition is left out), each partition's size in bytes, offset lag max(HW - LEO, 0) and
-isFutureKey false (no AlterReplicaLogDirs here). v3 adds the top-level error code, v4 the
+Mirrors KafkaApis.handleDescribeLogDirsRequest and ReplicaManager.describeLogDirs: a caller that may
+not DESCRIBE the cluster gets no log directory and, from v3, CLUSTER_AUTHORIZATION_FAILED; otherwise
+one entry per log directory with error NONE, holding the topics whose partitions this node hosts
+(only the requested ones, or all when `topics` is null; a topic left with no partition is left out),
+each partition's size in bytes, offset lag max(HW - LEO, 0) and isFutureKey false (no
+AlterReplicaLogDirs here). v3 adds the top-level error code, v4 the
 volume's total and usable bytes, v5 IsCordoned (never: nothing cordons a directory here).
 """
 
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import os
 
+from ..core.acls import AclOperation
 from ..protocol.errors import ErrorCode
 from ..protocol.messages import DescribeLogDirsRequest, DescribeLogDirsResponse
 from .context import RequestContext
@@ -38,6 +40,10 @@ def volume_bytes() -> tuple[int, int]:
 
 
 def handle(request: DescribeLogDirsRequest, ctx: RequestContext) -> DescribeLogDirsResponse:
+    if not ctx.authorize_cluster(AclOperation.DESCRIBE):
+        # before v3 the response has no error code: the refusal is only the empty result
+        return DescribeLogDirsResponse(throttle_time_ms=0, error_code=ErrorCode.CLUSTER_AUTHORIZATION_FAILED,
+                                       results=[])
     wanted = None if request.topics is None else {
         (topic.topic, index) for topic in request.topics for index in topic.partitions}
     topics = []

@@ -1,7 +1,9 @@
 """DescribeTopicPartitions (75): topic and partition metadata with a paging cursor.
 
-Version 0, as DescribeTopicPartitionsRequestHandler: every described topic carries its authorized
-operations, unasked (every topic operation: there is no authorizer).
+Version 0, as DescribeTopicPartitionsRequestHandler: a topic needs DESCRIBE to be described. Listing
+every topic leaves out the ones the caller may not describe; one asked for by name is answered
+TOPIC_AUTHORIZATION_FAILED, after the described ones and whether or not it exists. Every described
+topic carries the operations the caller may perform on it, unasked.
 """
 
 from __future__ import annotations
@@ -9,7 +11,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from ..core.acls import ResourceType
+from ..core.acls import AclOperation, ResourceType
 from ..core.cluster import INTERNAL_TOPICS
 from ..protocol.errors import ErrorCode
 from ..protocol.messages import DescribeTopicPartitionsRequest, DescribeTopicPartitionsResponse
@@ -22,6 +24,8 @@ MIN_VERSION, MAX_VERSION = 0, 0
 _Topic = DescribeTopicPartitionsResponse.DescribeTopicPartitionsResponseTopic
 _Partition = _Topic.DescribeTopicPartitionsResponsePartition
 _Cursor = DescribeTopicPartitionsResponse.Cursor
+ZERO_UUID = uuid.UUID(int=0)
+NOT_SET = -(1 << 31)  # TopicAuthorizedOperations' schema default, Integer.MIN_VALUE
 
 
 def handle(request: DescribeTopicPartitionsRequest, ctx: RequestContext) -> DescribeTopicPartitionsResponse:
@@ -30,15 +34,21 @@ def handle(request: DescribeTopicPartitionsRequest, ctx: RequestContext) -> Desc
     cursor = request.cursor
     if cursor is not None:
         names = [n for n in names if n >= cursor.topic_name]
+    # do not disclose the existence of topics the caller may not DESCRIBE: they are not even looked up
+    describable = ctx.authorized_names(AclOperation.DESCRIBE, ResourceType.TOPIC, names)
+    refused = [] if not request.topics else [
+        _Topic(error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED, name=name, topic_id=ZERO_UUID, is_internal=False,
+               partitions=[], topic_authorized_operations=NOT_SET)
+        for name in names if name not in describable]
+    names = [n for n in names if n in describable]
     budget = max(request.response_partition_limit, 1)
     topics: list[Any] = []
     next_cursor = None
     for name in names:
         topic = cluster.topics.get(name)
         if topic is None:
-            topics.append(_Topic(error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, name=name, topic_id=uuid.UUID(int=0),
-                                 is_internal=False, partitions=[],
-                                 topic_authorized_operations=to_32bit_field(ctx.authorized_operations(ResourceType.TOPIC, name))))
+            topics.append(_Topic(error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, name=name, topic_id=ZERO_UUID,
+                                 is_internal=False, partitions=[], topic_authorized_operations=_operations(ctx, name)))
             continue
         start = cursor.partition_index if cursor is not None and cursor.topic_name == name else 0
         partitions = []
@@ -54,7 +64,11 @@ def handle(request: DescribeTopicPartitionsRequest, ctx: RequestContext) -> Desc
             ))
             budget -= 1
         topics.append(_Topic(error_code=0, name=name, topic_id=topic.topic_id, is_internal=name in INTERNAL_TOPICS,
-                             partitions=partitions, topic_authorized_operations=to_32bit_field(ctx.authorized_operations(ResourceType.TOPIC, name))))
+                             partitions=partitions, topic_authorized_operations=_operations(ctx, name)))
         if next_cursor is not None:
             break
-    return DescribeTopicPartitionsResponse(throttle_time_ms=0, topics=topics, next_cursor=next_cursor)
+    return DescribeTopicPartitionsResponse(throttle_time_ms=0, topics=topics + refused, next_cursor=next_cursor)
+
+
+def _operations(ctx: RequestContext, name: str) -> int:
+    return to_32bit_field(ctx.authorized_operations(ResourceType.TOPIC, name))

@@ -2,11 +2,13 @@
 
 Mirrors KRaft's ScramImage.describe: no users (null or empty) lists every user with a credential;
 a named user without one gets RESOURCE_NOT_FOUND, a user named twice DUPLICATE_RESOURCE, each
-with Kafka's message. Salts and keys never leave the broker.
+with Kafka's message. Salts and keys never leave the broker. It needs DESCRIBE on the cluster
+(KafkaApis.handleDescribeUserScramCredentialsRequest), else DescribeUserScramCredentialsRequest.getErrorResponse.
 """
 
 from __future__ import annotations
 
+from ..core.acls import AclOperation
 from ..protocol.errors import ErrorCode
 from ..protocol.messages import DescribeUserScramCredentialsRequest, DescribeUserScramCredentialsResponse
 from .context import RequestContext
@@ -22,6 +24,13 @@ _MISSING = "Attempt to describe a user credential that does not exist: "
 
 def handle(request: DescribeUserScramCredentialsRequest,
            ctx: RequestContext) -> DescribeUserScramCredentialsResponse:
+    if not ctx.authorize_cluster(AclOperation.DESCRIBE):
+        # Errors.CLUSTER_AUTHORIZATION_FAILED.exception has the default text, so no message; one result per
+        # user asked for, without the user's name (getErrorResponse never sets it), none for a null list
+        # (on which Kafka's getErrorResponse itself fails)
+        code = ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+        return DescribeUserScramCredentialsResponse(throttle_time_ms=0, error_code=code, error_message=None, results=[
+            _Result(user="", error_code=code, error_message=None, credential_infos=[]) for _ in request.users or ()])
     known = ctx.cluster.credentials.scram_users()
     if not request.users:
         asked = {user: False for user in known}

@@ -1,7 +1,12 @@
-"""ElectLeaders (43): make partitions' preferred (first) replicas their leaders."""
+"""ElectLeaders (43): make partitions' preferred (first) replicas their leaders.
+
+Needs ALTER on the cluster (ControllerApis.handleElectLeaders); a refused request elects nothing and is
+answered as ElectLeadersRequest.getErrorResponse answers it.
+"""
 
 from __future__ import annotations
 
+from ..core.acls import AclOperation
 from ..core.cluster import Partition
 from ..protocol.errors import ErrorCode, KafkaError
 from ..protocol.messages import ElectLeadersRequest, ElectLeadersResponse
@@ -16,6 +21,8 @@ _PartitionResult = _Result.PartitionResult
 
 
 def handle(request: ElectLeadersRequest, ctx: RequestContext) -> ElectLeadersResponse:
+    if not ctx.authorize_cluster(AclOperation.ALTER):
+        return _refused(request)
     cluster = ctx.cluster
     election_type = request.election_type if ctx.api_version >= 1 else PREFERRED
     every_partition = request.topic_partitions is None
@@ -44,6 +51,20 @@ def handle(request: ElectLeadersRequest, ctx: RequestContext) -> ElectLeadersRes
         if partition_results or not every_partition:
             results.append(_Result(topic=topic_name, partition_result=partition_results))
     return ElectLeadersResponse(throttle_time_ms=0, error_code=0, replica_election_results=results)
+
+
+def _refused(request: ElectLeadersRequest) -> ElectLeadersResponse:
+    """CLUSTER_AUTHORIZATION_FAILED at the top (v1+) and for every partition asked for, none when all were.
+
+    Kafka's message is its ClusterAuthorizationException's Java object dump; null lets the client show the
+    error's own text.
+    """
+    code = ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+    results = [_Result(topic=entry.topic, partition_result=[
+                   _PartitionResult(partition_id=index, error_code=code, error_message=None)
+                   for index in entry.partitions])
+               for entry in request.topic_partitions or ()]
+    return ElectLeadersResponse(throttle_time_ms=0, error_code=code, replica_election_results=results)
 
 
 def _unclean(partition: Partition) -> None:

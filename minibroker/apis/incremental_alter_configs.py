@@ -2,14 +2,17 @@
 
 Mirrors Kafka 4's path: ConfigAdminManager.preprocess on the receiving broker (duplicates, null values, the
 broker id, prepareIncrementalConfigs and DynamicBrokerConfig's checks for broker configs, log4j levels for
-BROKER_LOGGER), then the controller's ConfigurationControlManager.incrementalAlterConfigs for topics. Every
-check and every change goes through the config registry (core/config.py).
+BROKER_LOGGER after ALTER_CONFIGS on the cluster), then on the controller ControllerApis.authorizeAlterResource
+(ALTER_CONFIGS on a TOPIC or GROUP resource itself, on the cluster for BROKER and CLIENT_METRICS; a refused
+resource changes nothing) and ConfigurationControlManager.incrementalAlterConfigs for topics. Every check
+and every change goes through the config registry (core/config.py).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from ..core.acls import AclOperation
 from ..core.cluster import validate_topic_name
 from ..core.config import DELETE
 from ..protocol.errors import ErrorCode, KafkaError
@@ -43,6 +46,20 @@ def _alter(resource: Any, validate_only: bool, ctx: RequestContext) -> None:
     config = ctx.cluster.config
     config_resources.check_configs(resource.configs, lambda op: op.config_operation == DELETE)
     ops = [(op.name, op.config_operation, op.value) for op in resource.configs]
+    if resource.resource_type == config_resources.BROKER_LOGGER:
+        # RuntimeLoggerManager.applyChangesForResource: a ClusterAuthorizationException with the error's
+        # default text, which ApiError.fromThrowable turns into no message
+        if not ctx.authorize_cluster(AclOperation.ALTER_CONFIGS):
+            raise KafkaError(ErrorCode.CLUSTER_AUTHORIZATION_FAILED, None)
+        return  # log levels are accepted and ignored: minibroker logs through Python logging
+    refusal = config_resources.authorization_error(ctx, AclOperation.ALTER_CONFIGS, resource.resource_type,
+                                                   resource.resource_name)
+    if refusal is not None:
+        if resource.resource_type == config_resources.BROKER:
+            # the broker's preprocessing validates a broker config change before the controller authorizes it
+            node_id = config_resources.alter_broker_target(ctx.node, resource.resource_name)
+            config.incremental_alter_dynamic(node_id, ops, validate_only=True)
+        raise refusal
     if resource.resource_type == config_resources.TOPIC:
         validate_topic_name(resource.resource_name)
         topic = ctx.cluster.topics.get(resource.resource_name)
@@ -53,7 +70,5 @@ def _alter(resource: Any, validate_only: bool, ctx: RequestContext) -> None:
     elif resource.resource_type == config_resources.BROKER:
         node_id = config_resources.alter_broker_target(ctx.node, resource.resource_name)
         config.incremental_alter_dynamic(node_id, ops, validate_only)
-    elif resource.resource_type == config_resources.BROKER_LOGGER:
-        return  # log levels are accepted and ignored: minibroker logs through Python logging
     else:
         raise config_resources.unserved_type(resource.resource_type, f"Unknown resource type {resource.resource_type}")
