@@ -85,12 +85,15 @@ class BrokerThread:
 
     @classmethod
     def secured(cls, directory: str | Path | None = None, config: Mapping[str, Any] | None = None,
-                **options: Any) -> BrokerThread:
+                users: Mapping[str, str] | None = None, **options: Any) -> BrokerThread:
         """A started broker with PLAINTEXT, SSL, SASL_PLAINTEXT and SASL_SSL listeners, a throwaway CA and users;
-        `.security` has the client settings (minibroker/testing/secure.py). `config` adds or overrides configs."""
+        `.security` has the client settings (minibroker/testing/secure.py). `config` adds or overrides configs;
+        `users` (name -> password) replaces the default users, the first being the super user `admin` is."""
         from .secure import new_security
 
         security = new_security(directory)
+        if users is not None:
+            security.users = dict(users)
         broker = cls(config={**security.broker_config(), **(config or {})}, **options).start()
         security.seed_users(broker)
         broker.security = security
