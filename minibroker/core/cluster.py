@@ -13,9 +13,9 @@ from typing import Any
 
 from ..protocol import records
 from ..protocol.errors import ErrorCode, KafkaError
-from .clock import Clock, SystemClock
-from .config import BrokerConfig
 from .acls import StandardAuthorizer, parse_super_users
+from .clock import Clock, SystemClock
+from .config import LATEST_APPEND_MODE, BrokerConfig
 from .credentials import CredentialStore
 from .group_coordinator import GroupCoordinator
 from .log_validator import TopicPolicy, validate_batch
@@ -225,6 +225,8 @@ class Cluster:
         self._next_retention_check = self.clock.now_ms() + self.config["log.retention.check.interval.ms"]
         self._next_producer_expiry_check = self.clock.now_ms() + self.config["producer.id.expiration.check.interval.ms"]
         self._leader_cycle = itertools.count()
+        self._modes: dict[int, int | None] = {}  # per node: duplicate_range, for config version _modes_version
+        self._modes_version = -1
         self.groups = GroupCoordinator(self.config, self.clock, self._partition_exists)
         # SCRAM credentials, cluster metadata as in KRaft (AlterUserScramCredentials); PLAIN users are per listener
         self.credentials = CredentialStore()
@@ -277,11 +279,29 @@ class Cluster:
         return cache[name]
 
     def batches_to_retain(self, partition: Partition) -> int:
-        """The KIP-1269 window of a partition: the topic config, or Kafka's fixed 5 on a leader without KIP-1269."""
+        """The KIP-1269 window of a partition: the topic config, or Kafka's fixed 5 on a leader without KIP-1269,
+        or 1 on a leader in KIP-758's latest-append mode (the one batch whose retry still gets its offset)."""
         leader = self.node(partition.leader_id)
         if leader is not None and not leader.kip1269:
             return KAFKA_BATCHES_TO_RETAIN
+        if self.duplicate_range(partition) is not None:
+            return 1
         return int(self.topic_config(partition.topic, "producer.state.batches.to.retain"))
+
+    def duplicate_range(self, partition: Partition) -> int | None:
+        """KIP-758's `max.in.flight.sequence.number.per.connection` when the partition's leader is in
+        latest-append mode, else None (Kafka's design, with the KIP-1269 window)."""
+        if self._modes_version != self.config.version:
+            self._modes.clear()
+            self._modes_version = self.config.version
+        node_id = partition.leader_id
+        if node_id not in self._modes:
+            leader = self.node(node_id)
+            latest_append = (leader is not None and leader.kip1269
+                             and self.config.value("producer.state.mode", node_id) == LATEST_APPEND_MODE)
+            self._modes[node_id] = (self.config.value("max.in.flight.sequence.number.per.connection", node_id)
+                                    if latest_append else None)
+        return self._modes[node_id]
 
     def create_topic(
         self,
@@ -627,7 +647,7 @@ class Cluster:
         )
         validated = validate_batch(batch_bytes, header, tp, policy, now)  # every record, before any state changes
         log_append_time = validated.log_append_time
-        check = partition.producer_state.check_append(header, tp, log.log_end_offset)
+        check = partition.producer_state.check_append(header, tp, log.log_end_offset, self.duplicate_range(partition))
         if check.duplicate is not None:
             return AppendResult(check.duplicate.first_offset, check.duplicate.timestamp, log.log_start_offset)
         if recompressing:

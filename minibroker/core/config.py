@@ -26,8 +26,8 @@ from enum import Enum, IntEnum
 from typing import Any
 
 from ..protocol.errors import ErrorCode, KafkaError
-from .config_table import BROKER_TABLE, TOPIC_TABLE
 from .acls import STANDARD_AUTHORIZER, AclError, parse_super_users
+from .config_table import BROKER_TABLE, TOPIC_TABLE
 from .listeners import ListenerConfigError, advertised_listeners, parse_listeners, parse_protocol_map
 
 LONG_MAX = 2**63 - 1
@@ -359,10 +359,17 @@ _IMPLEMENTED_TOPIC = frozenset({
     "min.insync.replicas", "producer.state.batches.to.retain",
 })
 
+WINDOW_MODE, LATEST_APPEND_MODE = "window", "latest-append"  # producer.state.mode
+
 # Where minibroker's default differs from Kafka's (DESIGN.md: no initial rebalance delay by default).
 _MINIBROKER_DEFAULTS: dict[str, Any] = {"group.initial.rebalance.delay.ms": 0}
 
 _DOCS = {
+    "producer.state.mode":
+        "Producer-state design: 'window' keeps producer.state.batches.to.retain batches (KIP-1269); "
+        "'latest-append' keeps only the latest batch and answers older retries DUPLICATE_SEQUENCE_NUMBER (KIP-758)",
+    "max.in.flight.sequence.number.per.connection":
+        "KIP-758: in latest-append mode, sequences this far below the latest appended one are duplicates",
     "log.producer.state.batches.to.retain":
         "Batches kept per idempotent producer and partition for duplicate detection (KIP-1269)",
     "producer.state.batches.to.retain":
@@ -404,6 +411,13 @@ def _broker_configs() -> dict[str, ConfigDef]:
     configs["log.producer.state.batches.to.retain"] = ConfigDef(
         "log.producer.state.batches.to.retain", ConfigType.INT, 5, "[5,...]", UpdateMode.CLUSTER_WIDE,
         Support.IMPLEMENTED, doc=_DOCS["log.producer.state.batches.to.retain"])
+    # KIP-758 beside KIP-1269: which producer-state design this node applies (core/producer_state.py)
+    configs["producer.state.mode"] = ConfigDef(
+        "producer.state.mode", ConfigType.STRING, WINDOW_MODE, f"[{WINDOW_MODE}, {LATEST_APPEND_MODE}]",
+        UpdateMode.CLUSTER_WIDE, Support.IMPLEMENTED, doc=_DOCS["producer.state.mode"])
+    configs["max.in.flight.sequence.number.per.connection"] = ConfigDef(
+        "max.in.flight.sequence.number.per.connection", ConfigType.INT, 10_000_000, "[1,...,1073741824]",
+        UpdateMode.CLUSTER_WIDE, Support.IMPLEMENTED, doc=_DOCS["max.in.flight.sequence.number.per.connection"])
     # StandardAuthorizer's own configs: Kafka passes every config to the authorizer, which reads these two;
     # they are not in KafkaConfig, so DescribeConfigs does not list them
     configs["super.users"] = ConfigDef("super.users", ConfigType.STRING, None, support=Support.IMPLEMENTED,
@@ -436,8 +450,9 @@ TOPIC_CONFIGS: dict[str, ConfigDef] = _topic_configs()
 # Read by the authorizer from the broker's configs, unknown to KafkaConfig: never listed by DescribeConfigs
 AUTHORIZER_CONFIGS = frozenset({"super.users", "allow.everyone.if.no.acl.found"})
 
-# The configs KIP-1269 adds: a cluster speaking as an older Kafka release does not know them.
-KIP1269_CONFIGS = frozenset({"producer.state.batches.to.retain", "log.producer.state.batches.to.retain"})
+# The configs KIP-1269 and KIP-758 add: a cluster speaking as an older Kafka release does not know them.
+KIP1269_CONFIGS = frozenset({"producer.state.batches.to.retain", "log.producer.state.batches.to.retain",
+                             "producer.state.mode", "max.in.flight.sequence.number.per.connection"})
 
 # SslConfigs.RECONFIGURABLE_CONFIGS: dynamic only with a listener prefix (DynamicBrokerConfig.DynamicSecurityConfigs)
 _LISTENER_ONLY_SECURITY_CONFIGS = frozenset({

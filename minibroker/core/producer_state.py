@@ -82,6 +82,24 @@ class ProducerStateEntry:
                 return batch
         return None
 
+    def find_latest_duplicate(self, epoch: int, first_sequence: int, last_sequence: int) -> BatchMetadata | None:
+        """The latest batch, if it has exactly these sequences at this epoch (KIP-758 keeps no other)."""
+        if epoch != self.producer_epoch or not self._batches:
+            return None
+        latest = BatchMetadata(*_BATCH.unpack_from(self._batches, len(self._batches) - _BATCH_SIZE))
+        if latest.last_sequence == last_sequence and latest.first_sequence == first_sequence:
+            return latest
+        return None
+
+    def precedes_latest(self, epoch: int, first_sequence: int, last_sequence: int, window: int) -> bool:
+        """Whether the sequences lie within `window` at or below the latest appended one, counting wrap
+        (KIP-758's duplicate range: already appended, though no longer remembered)."""
+        latest = self.last_sequence()
+        if epoch != self.producer_epoch or latest < 0:
+            return False
+        span = INT32_MAX + 1
+        return (latest - last_sequence) % span < window and (latest - first_sequence) % span < window
+
     def add_batch(self, epoch: int, batch: BatchMetadata, window: int) -> None:
         """Record an appended batch; a new epoch clears the window; the oldest go past `window`."""
         if epoch != self.producer_epoch:
@@ -152,11 +170,15 @@ class ProducerStateManager:
         """Drop index entries whose marker lies below the log start (retention, DeleteRecords)."""
         self.aborted_txns = [txn for txn in self.aborted_txns if txn.last_offset >= log_start_offset]
 
-    def check_append(self, header: BatchHeader, topic_partition: str, next_offset: int) -> AppendCheck:
+    def check_append(self, header: BatchHeader, topic_partition: str, next_offset: int,
+                     duplicate_range: int | None = None) -> AppendCheck:
         """Validate a client batch; KafkaError on a stale epoch, bad sequence or txn misuse.
 
-        Nothing changes here: state moves only in `commit_append`, after the
-        whole append has succeeded.
+        `duplicate_range` None is Kafka's design (a retry of a retained batch gets its offset); a number
+        is KIP-758's latest-append mode (`max.in.flight.sequence.number.per.connection`): only a retry of
+        the latest batch gets its offset, and one that lies within that many sequences below the latest
+        is DUPLICATE_SEQUENCE_NUMBER. Nothing changes here: state moves only in `commit_append`, after
+        the whole append has succeeded.
         """
         if not header.has_producer_id:
             return AppendCheck()
@@ -164,7 +186,17 @@ class ProducerStateManager:
         entry = self.producers.get(pid)
         # The next in-order batch cannot be a retained one, so the common case skips the search.
         if entry is not None and not (epoch == entry.producer_epoch and seq == entry.last_sequence() + 1):
-            duplicate = entry.find_duplicate(epoch, seq, header.last_sequence)
+            if duplicate_range is None:
+                duplicate = entry.find_duplicate(epoch, seq, header.last_sequence)
+            else:
+                duplicate = entry.find_latest_duplicate(epoch, seq, header.last_sequence)
+                if duplicate is None and entry.precedes_latest(epoch, seq, header.last_sequence, duplicate_range):
+                    raise KafkaError(
+                        ErrorCode.DUPLICATE_SEQUENCE_NUMBER,
+                        f"Sequences {seq} to {header.last_sequence} of producer {pid} in partition {topic_partition} "
+                        f"were appended before its latest batch (ending at {entry.last_sequence()}); only that "
+                        f"batch's offset is kept",
+                    )
             if duplicate is not None:
                 return AppendCheck(duplicate=duplicate)
         current_epoch = entry.producer_epoch if entry is not None else -1
