@@ -3,8 +3,12 @@
 With an authorizer (KafkaApis.handleAddPartitionsToTxnRequest): v4+ comes from brokers and needs
 CLUSTER_ACTION on the cluster, else the whole request fails with CLUSTER_AUTHORIZATION_FAILED. v0-3 need
 WRITE on the transactional id (TRANSACTIONAL_ID_AUTHORIZATION_FAILED for every partition) and WRITE on
-each topic: when a topic is refused, nothing is added, refused topics get TOPIC_AUTHORIZATION_FAILED,
-unknown partitions UNKNOWN_TOPIC_OR_PARTITION and all others OPERATION_NOT_ATTEMPTED.
+each topic. Internal topics are never authorized for v0-3, with or without an authorizer.
+
+KafkaApis answers refused topics and unknown partitions itself, before the coordinator sees the request:
+nothing is added, refused topics get TOPIC_AUTHORIZATION_FAILED, unknown partitions
+UNKNOWN_TOPIC_OR_PARTITION and all others OPERATION_NOT_ATTEMPTED. Only then does the coordinator refuse an
+empty transactional id (INVALID_REQUEST) and a transactional id it does not own (NOT_COORDINATOR).
 """
 
 from __future__ import annotations
@@ -27,6 +31,9 @@ BATCHED_FROM = 4
 _TopicResult = AddPartitionsToTxnResponse.AddPartitionsToTxnTopicResult
 _PartitionResult = _TopicResult.AddPartitionsToTxnPartitionResult
 _Key = tuple[str, int]
+
+# Kafka 4's Topic.isInternal: the two internal topics created here, and KIP-932's share group state topic
+KAFKA_INTERNAL_TOPICS = INTERNAL_TOPICS | {"__share_group_state"}
 
 
 def handle(request: AddPartitionsToTxnRequest, ctx: RequestContext) -> AddPartitionsToTxnResponse:
@@ -52,21 +59,19 @@ def handle(request: AddPartitionsToTxnRequest, ctx: RequestContext) -> AddPartit
 
 def _one(ctx: RequestContext, transactional_id: str, producer_id: int, epoch: int, topics: list[Any],
          verify_only: bool) -> list[Any]:
-    """Per-partition results for one transaction: all fail together when one partition is unknown."""
+    """Per-partition results for one transaction: all fail together when one partition is refused or unknown."""
     cluster = ctx.cluster
     wanted = [(t.name, p) for t in topics for p in t.partitions]
-    unknown = {(name, p) for name, p in wanted if not cluster._partition_exists(name, p)}
-    refused = _client_refusal(ctx, transactional_id, wanted) if ctx.api_version < BATCHED_FROM else None
+    refused = _partition_refusal(ctx, transactional_id, wanted)
     codes: dict[_Key, ErrorCode]
     if refused is not None:
         codes = refused
+    # TransactionCoordinator.handleAddPartitionsToTransaction (and handleVerifyPartitionsInTransaction): the
+    # empty id first, then TransactionStateManager.getTransactionState's NOT_COORDINATOR
     elif not transactional_id:
         codes = {key: ErrorCode.INVALID_REQUEST for key in wanted}
     elif (error := coordinator_error(ctx, transactional_id)) is not None:
         codes = {key: error for key in wanted}
-    elif unknown:
-        codes = {key: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION if key in unknown else ErrorCode.OPERATION_NOT_ATTEMPTED
-                 for key in wanted}
     elif verify_only:
         codes = {key: cluster.transactions.verify_partition(transactional_id, producer_id, epoch, *key)
                  for key in wanted}
@@ -83,20 +88,22 @@ def _one(ctx: RequestContext, transactional_id: str, producer_id: int, epoch: in
     return results
 
 
-def _client_refusal(ctx: RequestContext, transactional_id: str, wanted: list[_Key]) -> dict[_Key, ErrorCode] | None:
-    """The codes of a client request (v0-3) the caller may not make, else None (KafkaApis checks these
-    before the coordinator sees the request)."""
-    if not may_write(ctx, transactional_id):
+def _partition_refusal(ctx: RequestContext, transactional_id: str, wanted: list[_Key]) -> dict[_Key, ErrorCode] | None:
+    """The codes of a transaction KafkaApis answers itself (refused or unknown partitions), else None."""
+    client = ctx.api_version < BATCHED_FROM
+    if client and not may_write(ctx, transactional_id):
         return {key: ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED for key in wanted}
     names = {name for name, _ in wanted}
-    if ctx.cluster.authorizer is not None:
-        # Kafka authorizes only the non-internal topics, so a client never adds __consumer_offsets or
-        # __transaction_state here (AddOffsetsToTxn adds the group's offsets partition).
-        names -= INTERNAL_TOPICS
-    writable = ctx.authorized_names(AclOperation.WRITE, ResourceType.TOPIC, names)
-    if all(name in writable for name, _ in wanted):
-        return None
+    if client:
+        # Kafka authorizes only the topics that are not Topic.isInternal; AuthHelper.filterByAuthorized
+        # returns what it was given when there is no authorizer, so internal topics are refused either way.
+        # A client never adds them here (AddOffsetsToTxn adds the group's offsets partition).
+        writable = ctx.authorized_names(AclOperation.WRITE, ResourceType.TOPIC, names - KAFKA_INTERNAL_TOPICS)
+    else:
+        writable = names
     exists = ctx.cluster._partition_exists
+    if all(name in writable and exists(name, p) for name, p in wanted):
+        return None
     return {(name, p): ErrorCode.TOPIC_AUTHORIZATION_FAILED if name not in writable
             else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION if not exists(name, p)
             else ErrorCode.OPERATION_NOT_ATTEMPTED

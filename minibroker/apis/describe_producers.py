@@ -1,10 +1,13 @@
 """DescribeProducers (61): the active idempotent producers of each partition.
 
-With an authorizer: READ on each topic, else its partitions get TOPIC_AUTHORIZATION_FAILED, before an
-unknown topic is reported (KafkaApis.handleDescribeProducersRequest).
+KafkaApis.handleDescribeProducersRequest checks each topic's name first (INVALID_TOPIC_EXCEPTION with
+Topic.validate's message), then, with an authorizer, READ on it (TOPIC_AUTHORIZATION_FAILED), then whether it
+exists (UNKNOWN_TOPIC_OR_PARTITION); each of these answers every partition of the topic, with a message.
 """
 
 from __future__ import annotations
+
+import re
 
 from ..core.acls import AclOperation, ResourceType
 from ..protocol.errors import ErrorCode, KafkaError
@@ -18,17 +21,21 @@ _Topic = DescribeProducersResponse.TopicResponse
 _Partition = _Topic.PartitionResponse
 _Producer = _Partition.ProducerState
 
-# Kafka answers with ApiError(Errors.TOPIC_AUTHORIZATION_FAILED), whose message is the error's default text
+# Kafka answers with ApiError(Errors.X), whose message is the error's default text
 TOPIC_AUTHORIZATION_FAILED_MESSAGE = "Topic authorization failed."
+UNKNOWN_TOPIC_OR_PARTITION_MESSAGE = "This server does not host this topic-partition."
+MAX_TOPIC_NAME_LENGTH = 249
+_LEGAL_TOPIC_NAME = re.compile(r"[a-zA-Z0-9._-]*")
 
 
 def handle(request: DescribeProducersRequest, ctx: RequestContext) -> DescribeProducersResponse:
     topics = []
     for topic_req in request.topics:
-        if not ctx.authorize(AclOperation.READ, ResourceType.TOPIC, topic_req.name):
+        refusal = _topic_refusal(ctx, topic_req.name)
+        if refusal is not None:
+            code, message = refusal
             topics.append(_Topic(name=topic_req.name, partitions=[
-                _Partition(partition_index=index, error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED,
-                           error_message=TOPIC_AUTHORIZATION_FAILED_MESSAGE, active_producers=[])
+                _Partition(partition_index=index, error_code=code, error_message=message, active_producers=[])
                 for index in topic_req.partition_indexes]))
             continue
         partitions = []
@@ -53,3 +60,30 @@ def handle(request: DescribeProducersRequest, ctx: RequestContext) -> DescribePr
                                              active_producers=[]))
         topics.append(_Topic(name=topic_req.name, partitions=partitions))
     return DescribeProducersResponse(throttle_time_ms=0, topics=topics)
+
+
+def _topic_refusal(ctx: RequestContext, name: str) -> tuple[ErrorCode, str] | None:
+    """The code and message every partition of a topic gets, else None (KafkaApis.checkValidTopic, READ, the
+    metadata cache, in that order)."""
+    invalid = _invalid_topic_reason(name)
+    if invalid is not None:
+        # ApiError.fromThrowable(InvalidTopicException) keeps the exception's message
+        return ErrorCode.INVALID_TOPIC_EXCEPTION, f"Topic name is invalid: {invalid}"
+    if not ctx.authorize(AclOperation.READ, ResourceType.TOPIC, name):
+        return ErrorCode.TOPIC_AUTHORIZATION_FAILED, TOPIC_AUTHORIZATION_FAILED_MESSAGE
+    if name not in ctx.cluster.topics:
+        return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, UNKNOWN_TOPIC_OR_PARTITION_MESSAGE
+    return None
+
+
+def _invalid_topic_reason(name: str) -> str | None:
+    """Why Kafka 4's Topic.validate refuses `name` (its detectInvalidTopic wording), else None."""
+    if not name:
+        return "the empty string is not allowed"
+    if name in (".", ".."):
+        return f"'{name}' is not allowed"
+    if len(name.encode("utf-16-le")) // 2 > MAX_TOPIC_NAME_LENGTH:  # String.length(): UTF-16 code units
+        return f"the length of '{name}' is longer than the max allowed length {MAX_TOPIC_NAME_LENGTH}"
+    if not _LEGAL_TOPIC_NAME.fullmatch(name):
+        return f"'{name}' contains one or more characters other than ASCII alphanumerics, '.', '_' and '-'"
+    return None

@@ -1,7 +1,7 @@
 """ListOffsets (2): earliest, latest, by timestamp and max timestamp offsets.
 
 With an authorizer: DESCRIBE on each topic, else its partitions get TOPIC_AUTHORIZATION_FAILED, before an
-unknown topic is reported (KafkaApis.handleListOffsetRequest).
+unknown topic is reported; refused topics come last in the answer (KafkaApis.handleListOffsetRequest).
 """
 
 from __future__ import annotations
@@ -30,10 +30,11 @@ _Partition = _Topic.ListOffsetsPartitionResponse
 def handle(request: ListOffsetsRequest, ctx: RequestContext) -> ListOffsetsResponse:
     cluster = ctx.cluster
     topics = []
+    refused = []
     describable = ctx.authorized_names(AclOperation.DESCRIBE, ResourceType.TOPIC, (t.name for t in request.topics))
     for topic_req in request.topics:
         if topic_req.name not in describable:
-            topics.append(_Topic(name=topic_req.name, partitions=[
+            refused.append(_Topic(name=topic_req.name, partitions=[
                 _answer(p.partition_index, ErrorCode.TOPIC_AUTHORIZATION_FAILED) for p in topic_req.partitions]))
             continue
         topic = cluster.topics.get(topic_req.name)
@@ -54,7 +55,8 @@ def handle(request: ListOffsetsRequest, ctx: RequestContext) -> ListOffsetsRespo
                 stable = ctx.cluster.last_stable_offset(partition) if request.isolation_level == 1 else None
                 partitions.append(_lookup(part_req, log, stable))
         topics.append(_Topic(name=topic_req.name, partitions=partitions))
-    return ListOffsetsResponse(throttle_time_ms=0, topics=topics)
+    # KafkaApis.handleListOffsetRequest adds the refused topics after what ReplicaManager.fetchOffset answered
+    return ListOffsetsResponse(throttle_time_ms=0, topics=topics + refused)
 
 
 def _answer(index: int, code: ErrorCode, timestamp: int = -1, offset: int = -1, epoch: int = -1) -> Any:

@@ -2,7 +2,7 @@
 
 With an authorizer (KafkaApis.handleOffsetForLeaderEpochRequest): CLUSTER_ACTION on the cluster covers every
 topic, whatever the replica id; without it each topic needs DESCRIBE, else its partitions get
-TOPIC_AUTHORIZATION_FAILED, before an unknown topic is reported.
+TOPIC_AUTHORIZATION_FAILED, before an unknown topic is reported. Refused topics come last in the answer.
 """
 
 from __future__ import annotations
@@ -26,9 +26,10 @@ def handle(request: OffsetForLeaderEpochRequest, ctx: RequestContext) -> OffsetF
     # Brokers (CLUSTER_ACTION) and, since KIP-320, consumers (DESCRIBE on the topic) use this API.
     describable = (set(names) if ctx.authorize_cluster(AclOperation.CLUSTER_ACTION)
                    else ctx.authorized_names(AclOperation.DESCRIBE, ResourceType.TOPIC, names))
+    refused = []
     for topic_req in request.topics:
         if topic_req.topic not in describable:
-            topics.append(_Topic(topic=topic_req.topic, partitions=[
+            refused.append(_Topic(topic=topic_req.topic, partitions=[
                 _Partition(error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED, partition=p.partition)
                 for p in topic_req.partitions]))
             continue
@@ -53,4 +54,6 @@ def handle(request: OffsetForLeaderEpochRequest, ctx: RequestContext) -> OffsetF
                 continue
             partitions.append(_Partition(error_code=code, partition=index))
         topics.append(_Topic(topic=topic_req.topic, partitions=partitions))
-    return OffsetForLeaderEpochResponse(throttle_time_ms=0, topics=topics)
+    # KafkaApis.handleOffsetForLeaderEpochRequest: ReplicaManager.lastOffsetForLeaderEpoch's answers, then the
+    # refused topics
+    return OffsetForLeaderEpochResponse(throttle_time_ms=0, topics=topics + refused)

@@ -3,11 +3,14 @@
 With an authorizer (KafkaApis.handleTxnOffsetCommitRequest): WRITE on the transactional id, else every
 partition gets TRANSACTIONAL_ID_AUTHORIZATION_FAILED; READ on the group, else GROUP_AUTHORIZATION_FAILED;
 READ on each topic, else its partitions get TOPIC_AUTHORIZATION_FAILED and are not committed.
+
+Refused topics, unknown topics and unknown partitions are answered before the group coordinator is asked, and
+come first in the answer (KafkaApis.handleTxnOffsetCommitRequest, TxnOffsetCommitResponse.Builder).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from typing import Any
 
 from ..core.acls import AclOperation, ResourceType
 from ..protocol.errors import ErrorCode
@@ -32,18 +35,59 @@ def handle(request: TxnOffsetCommitRequest, ctx: RequestContext) -> TxnOffsetCom
     refusal = _request_refusal(request, ctx)
     if refusal is not None:
         # TxnOffsetCommitRequest.getErrorResponse: every partition gets the code
-        return _response(request, lambda _topic: refusal)
+        return _response([(t.name, [(p.partition_index, refusal) for p in t.partitions]) for t in request.topics])
+    # KafkaApis.handleTxnOffsetCommitRequest answers refused topics, unknown topics and unknown partitions
+    # itself, and asks the coordinator only about what is left (not at all when nothing is).
     readable = ctx.authorized_names(AclOperation.READ, ResourceType.TOPIC, (t.name for t in request.topics))
-    entries = [(t.name, p.partition_index, p.committed_offset, p.committed_leader_epoch if version >= 2 else -1,
-                p.committed_metadata) for t in request.topics if t.name in readable for p in t.partitions]
-    codes: list[ErrorCode]
-    if not entries and len(readable) < len({t.name for t in request.topics}):
-        # Kafka answers refused topics itself and asks the coordinator only about what is left.
-        codes = []
-    else:
-        codes = _commit(request, ctx, entries)
-    it = iter(codes)
-    return _response(request, lambda topic: next(it) if topic in readable else ErrorCode.TOPIC_AUTHORIZATION_FAILED)
+    exists = ctx.cluster._partition_exists
+    answered = _Answer()
+    valid: list[tuple[str, list[Any]]] = []
+    for topic in request.topics:
+        if topic.name not in readable or topic.name not in ctx.cluster.topics:
+            code = (ErrorCode.TOPIC_AUTHORIZATION_FAILED if topic.name not in readable
+                    else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+            answered.add(topic.name, [(p.partition_index, code) for p in topic.partitions])
+            continue
+        known = []
+        for p in topic.partitions:
+            if exists(topic.name, p.partition_index):
+                known.append(p)
+            else:
+                answered.add(topic.name, [(p.partition_index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)])
+        if known:
+            valid.append((topic.name, known))
+    if not valid:
+        return _response(answered.topics)
+    entries = [(name, p.partition_index, p.committed_offset, p.committed_leader_epoch if version >= 2 else -1,
+                p.committed_metadata) for name, known in valid for p in known]
+    codes = iter(_commit(request, ctx, entries))
+    answered.merge([(name, [(p.partition_index, next(codes)) for p in known]) for name, known in valid])
+    return _response(answered.topics)
+
+
+class _Answer:
+    """What KafkaApis answered itself, then the coordinator's answer merged in (TxnOffsetCommitResponse.Builder):
+    the former comes first, and the coordinator's partitions join a topic already listed."""
+
+    def __init__(self) -> None:
+        self.topics: list[tuple[str, list[tuple[int, int]]]] = []
+        self._by_name: dict[str, list[tuple[int, int]]] = {}
+
+    def add(self, name: str, partitions: list[tuple[int, int]]) -> None:
+        """Builder.addPartitions: to the topic's entry, created at the end if it has none."""
+        listed = self._by_name.get(name)
+        if listed is None:
+            listed = self._by_name[name] = []
+            self.topics.append((name, listed))
+        listed.extend(partitions)
+
+    def merge(self, coordinator: list[tuple[str, list[tuple[int, int]]]]) -> None:
+        """Builder.merge: the coordinator's answer as it is when nothing was answered before."""
+        if not self.topics:
+            self.topics = coordinator
+            return
+        for name, partitions in coordinator:
+            self.add(name, partitions)
 
 
 def _request_refusal(request: TxnOffsetCommitRequest, ctx: RequestContext) -> ErrorCode | None:
@@ -75,9 +119,8 @@ def _commit(request: TxnOffsetCommitRequest, ctx: RequestContext,
         request.group_instance_id if with_member else None, entries)
 
 
-def _response(request: TxnOffsetCommitRequest, code_for: Callable[[str], int]) -> TxnOffsetCommitResponse:
-    """The answer in the request's order, each partition's code from `code_for(topic name)`."""
+def _response(topics: list[tuple[str, list[tuple[int, int]]]]) -> TxnOffsetCommitResponse:
+    """The answer with the topics and (partition, code) pairs in the order given."""
     return TxnOffsetCommitResponse(throttle_time_ms=0, topics=[
-        _Topic(name=t.name, partitions=[_Partition(partition_index=p.partition_index, error_code=code_for(t.name))
-                                        for p in t.partitions])
-        for t in request.topics])
+        _Topic(name=name, partitions=[_Partition(partition_index=index, error_code=code) for index, code in partitions])
+        for name, partitions in topics])
