@@ -18,9 +18,13 @@ BROKER = 4
 BROKER_LOGGER = 8
 CLIENT_METRICS = 16
 GROUP = 32
+# the ConfigResource.Type values Kafka 4 knows; any other id is ConfigResource.Type.UNKNOWN
+KAFKA_TYPES = frozenset({TOPIC, BROKER, BROKER_LOGGER, CLIENT_METRICS, GROUP})
 # ConfigResource.Type values Kafka serves and minibroker does not
 _NOT_IMPLEMENTED = {CLIENT_METRICS: "CLIENT_METRICS", GROUP: "GROUP"}
 # the refusal of each authorized type, with the error's default text as its message (Errors.message)
+INVALID_REQUEST_MESSAGE = ("This most likely occurs because of a request being malformed by the client library or "
+                           "the message was sent to an incompatible broker. See the broker logs for more details.")
 _TOPIC_REFUSED = (ErrorCode.TOPIC_AUTHORIZATION_FAILED, "Topic authorization failed.")
 _GROUP_REFUSED = (ErrorCode.GROUP_AUTHORIZATION_FAILED, "Group authorization failed.")
 _CLUSTER_REFUSED = (ErrorCode.CLUSTER_AUTHORIZATION_FAILED, "Cluster authorization failed.")

@@ -7,6 +7,7 @@ nothing created) and hands the authorized topics to the controller as one operat
 factor are answered only to a caller that may DESCRIBE_CONFIGS it (else topic_config_error_code
 TOPIC_AUTHORIZATION_FAILED). When the operation is too large as a whole, every topic of the request
 gets the controller's POLICY_VIOLATION and nothing is created (CreateTopicsRequest.getErrorResponse).
+`__cluster_metadata` is never created, whoever asks: INVALID_REQUEST, answered with the refused topics.
 """
 
 from __future__ import annotations
@@ -26,13 +27,19 @@ MIN_VERSION, MAX_VERSION = 2, 7
 
 _Result = CreateTopicsResponse.CreatableTopicResult
 _Config = _Result.CreatableTopicConfigs
+# Topic.CLUSTER_METADATA_TOPIC_NAME: the KRaft metadata log, which no CreateTopics may create
+CLUSTER_METADATA_TOPIC = "__cluster_metadata"
+_PROHIBITED = KafkaError(ErrorCode.INVALID_REQUEST,
+                         f"Creation of internal topic {CLUSTER_METADATA_TOPIC} is prohibited.")
+_NOT_AUTHORIZED = KafkaError(ErrorCode.TOPIC_AUTHORIZATION_FAILED, "Authorization failed.")
 
 
 def handle(request: CreateTopicsRequest, ctx: RequestContext) -> CreateTopicsResponse:
     cluster = ctx.cluster
     counts = Counter(t.name for t in request.topics)
     unique = [t for t in request.topics if counts[t.name] == 1]
-    names = [t.name for t in unique]
+    # ControllerApis.createTopics: the metadata topic is taken out before anything is authorized
+    names = [t.name for t in unique if t.name != CLUSTER_METADATA_TOPIC]
     # ControllerApis.handleCreateTopics: CREATE on the cluster covers every topic
     creatable = (set(names) if ctx.authorize_cluster(AclOperation.CREATE)
                  else ctx.authorized_names(AclOperation.CREATE, ResourceType.TOPIC, names))
@@ -46,10 +53,11 @@ def handle(request: CreateTopicsRequest, ctx: RequestContext) -> CreateTopicsRes
                else _success(outcome, ctx, t.name in describable)
                for t, outcome in zip(authorized, outcomes, strict=True)]
     # ControllerApis.createTopics: after the controller's results, one INVALID_REQUEST per duplicated name,
-    # then one TOPIC_AUTHORIZATION_FAILED per topic the caller may not create
+    # then one INVALID_REQUEST for __cluster_metadata and one TOPIC_AUTHORIZATION_FAILED per topic the caller
+    # may not create
     results += [_error(name, KafkaError(ErrorCode.INVALID_REQUEST, "Duplicate topic name."))
                 for name, count in counts.items() if count > 1]
-    results += [_error(t.name, KafkaError(ErrorCode.TOPIC_AUTHORIZATION_FAILED, "Authorization failed."))
+    results += [_error(t.name, _PROHIBITED if t.name == CLUSTER_METADATA_TOPIC else _NOT_AUTHORIZED)
                 for t in unique if t.name not in creatable]
     return CreateTopicsResponse(throttle_time_ms=0, topics=results)
 

@@ -5,7 +5,8 @@ every broker config of the receiving node (read-only ones included), BROKER "" o
 cluster defaults that are set; values, sources and synonyms come from the config registry (core/config.py).
 Authorized first, as ConfigHelper.handleDescribeConfigsRequest: DESCRIBE_CONFIGS on a TOPIC or GROUP
 resource itself, on the cluster for BROKER, BROKER_LOGGER and CLIENT_METRICS; a refused resource is answered after the
-described ones with TOPIC_, GROUP_ or CLUSTER_AUTHORIZATION_FAILED and nothing looked up.
+described ones with TOPIC_, GROUP_ or CLUSTER_AUTHORIZATION_FAILED and nothing looked up. A resource type
+Kafka does not know fails the whole request, every resource INVALID_REQUEST and nothing described.
 """
 
 from __future__ import annotations
@@ -29,6 +30,11 @@ _Synonym = _Config.DescribeConfigsSynonym
 
 
 def handle(request: DescribeConfigsRequest, ctx: RequestContext) -> DescribeConfigsResponse:
+    if any(resource.resource_type not in config_resources.KAFKA_TYPES for resource in request.resources):
+        # ConfigHelper.handleDescribeConfigsRequest throws InvalidRequestException while authorizing; KafkaApis
+        # answers with DescribeConfigsRequest.getErrorResponse: every resource, Errors.INVALID_REQUEST's own message
+        invalid = KafkaError(ErrorCode.INVALID_REQUEST, config_resources.INVALID_REQUEST_MESSAGE)
+        return DescribeConfigsResponse(throttle_time_ms=0, results=[_error(r, invalid) for r in request.resources])
     results = []
     refused = []
     for resource in request.resources:
