@@ -16,7 +16,7 @@ from collections import Counter
 from typing import Any
 
 from ..core.acls import AclOperation, ResourceType
-from ..core.cluster import NewTopic, TopicPlan
+from ..core.cluster import METADATA_TOPIC, NewTopic, TopicPlan
 from ..core.config import TOPIC_CONFIGS
 from ..protocol.errors import ErrorCode, KafkaError
 from ..protocol.messages import CreateTopicsRequest, CreateTopicsResponse
@@ -27,10 +27,9 @@ MIN_VERSION, MAX_VERSION = 2, 7
 
 _Result = CreateTopicsResponse.CreatableTopicResult
 _Config = _Result.CreatableTopicConfigs
-# Topic.CLUSTER_METADATA_TOPIC_NAME: the KRaft metadata log, which no CreateTopics may create
-CLUSTER_METADATA_TOPIC = "__cluster_metadata"
+# Topic.METADATA_TOPIC_NAME: the KRaft metadata log, which no CreateTopics may create
 _PROHIBITED = KafkaError(ErrorCode.INVALID_REQUEST,
-                         f"Creation of internal topic {CLUSTER_METADATA_TOPIC} is prohibited.")
+                         f"Creation of internal topic {METADATA_TOPIC} is prohibited.")
 _NOT_AUTHORIZED = KafkaError(ErrorCode.TOPIC_AUTHORIZATION_FAILED, "Authorization failed.")
 
 
@@ -39,7 +38,7 @@ def handle(request: CreateTopicsRequest, ctx: RequestContext) -> CreateTopicsRes
     counts = Counter(t.name for t in request.topics)
     unique = [t for t in request.topics if counts[t.name] == 1]
     # ControllerApis.createTopics: the metadata topic is taken out before anything is authorized
-    names = [t.name for t in unique if t.name != CLUSTER_METADATA_TOPIC]
+    names = [t.name for t in unique if t.name != METADATA_TOPIC]
     # ControllerApis.handleCreateTopics: CREATE on the cluster covers every topic
     creatable = (set(names) if ctx.authorize_cluster(AclOperation.CREATE)
                  else ctx.authorized_names(AclOperation.CREATE, ResourceType.TOPIC, names))
@@ -57,7 +56,7 @@ def handle(request: CreateTopicsRequest, ctx: RequestContext) -> CreateTopicsRes
     # may not create
     results += [_error(name, KafkaError(ErrorCode.INVALID_REQUEST, "Duplicate topic name."))
                 for name, count in counts.items() if count > 1]
-    results += [_error(t.name, _PROHIBITED if t.name == CLUSTER_METADATA_TOPIC else _NOT_AUTHORIZED)
+    results += [_error(t.name, _PROHIBITED if t.name == METADATA_TOPIC else _NOT_AUTHORIZED)
                 for t in unique if t.name not in creatable]
     return CreateTopicsResponse(throttle_time_ms=0, topics=results)
 

@@ -1,7 +1,7 @@
 """DeleteGroups (42): remove empty groups and their offsets.
 
-Each group needs DELETE (KafkaApis.handleDeleteGroupsRequest); the refused ones are answered
-GROUP_AUTHORIZATION_FAILED, once each and after the others, and are not deleted.
+As KafkaApis.handleDeleteGroupsRequest, a group named more than once is deleted and answered once; each group
+needs DELETE, and the refused ones are answered GROUP_AUTHORIZATION_FAILED after the others and not deleted.
 """
 
 from __future__ import annotations
@@ -22,8 +22,10 @@ _MESSAGES = {
 
 
 def handle(request: DeleteGroupsRequest, ctx: RequestContext) -> DeleteGroupsResponse:
-    deletable = ctx.authorized_names(AclOperation.DELETE, ResourceType.GROUP, request.groups_names)
-    authorized = [g for g in request.groups_names if g in deletable]
+    # KafkaApis.handleDeleteGroupsRequest: groupsNames.distinct before anything else
+    groups = list(dict.fromkeys(request.groups_names))
+    deletable = ctx.authorized_names(AclOperation.DELETE, ResourceType.GROUP, groups)
+    authorized = [g for g in groups if g in deletable]
     local = [g for g in authorized if coordinator_error(ctx, g) is None]
     codes = dict(zip(local, ctx.cluster.groups.delete_groups(local), strict=True))
     results = []
@@ -31,9 +33,9 @@ def handle(request: DeleteGroupsRequest, ctx: RequestContext) -> DeleteGroupsRes
         code = codes.get(group_id, ErrorCode.NOT_COORDINATOR)
         results.append(DeleteGroupsResponse.DeletableGroupResult(group_id=group_id, error_code=code,
                                                                  error_message=_MESSAGES.get(code)))
-    # Kafka adds the refused groups (deduplicated, with no message) after the coordinator's results
+    # Kafka adds the refused groups (with no message) after the coordinator's results
     results += [DeleteGroupsResponse.DeletableGroupResult(group_id=group_id,
                                                           error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED,
                                                           error_message=None)
-                for group_id in dict.fromkeys(request.groups_names) if group_id not in deletable]
+                for group_id in groups if group_id not in deletable]
     return DeleteGroupsResponse(throttle_time_ms=0, results=results)

@@ -18,11 +18,16 @@ MIN_VERSION, MAX_VERSION = 0, 6
 
 GROUP, TRANSACTION = 0, 1
 
-# v0-3 send a refusal as FindCoordinatorRequest.getErrorResponse does: FindCoordinatorResponse.prepareOldResponse
-# fills error_message with Errors.message(), the error's default text. v4+ leave each key's message null.
+# v1-3 carry Errors.message() in error_message (KafkaApis.handleFindCoordinatorRequestLessThanV4 sets it on
+# success, FindCoordinatorResponse.prepareOldResponse on a refusal): an error's default text, and for NONE,
+# which has no exception, the enum's name. v4+ leave each key's message null.
 _OLD_RESPONSE_MESSAGES = {
+    ErrorCode.NONE: "NONE",
     ErrorCode.GROUP_AUTHORIZATION_FAILED: "Group authorization failed.",
     ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED: "Transactional Id authorization failed.",
+    ErrorCode.INVALID_REQUEST: "This most likely occurs because of a request being malformed by the client library "
+                               "or the message was sent to an incompatible broker. See the broker logs for more "
+                               "details.",
 }
 
 

@@ -1,7 +1,8 @@
 """SyncGroup (14): the leader hands out assignments; every member receives its own.
 
 Needs READ on the group (KafkaApis.handleSyncGroupRequest), else GROUP_AUTHORIZATION_FAILED with an empty
-assignment and nothing handed out.
+assignment and nothing handed out. Before that, a v5+ request without a protocol type or name is refused
+INCONSISTENT_GROUP_PROTOCOL (SyncGroupRequest.areMandatoryProtocolTypeAndNamePresent).
 """
 
 from __future__ import annotations
@@ -17,9 +18,15 @@ from .group_common import coordinator_error
 API_KEY = 14
 MIN_VERSION, MAX_VERSION = 0, 5
 
+# KIP-559: from v5 the protocol type and name are sent, and must be (null is refused, an empty string is not).
+PROTOCOL_REQUIRED_FROM = 5
+
 
 def handle(request: SyncGroupRequest, ctx: RequestContext) -> SyncGroupResponse | Pending:
     version = ctx.api_version
+    if version >= PROTOCOL_REQUIRED_FROM and (request.protocol_type is None or request.protocol_name is None):
+        # KafkaApis.handleSyncGroupRequest checks this before the group's READ and before the coordinator
+        return _response(SyncResult(ErrorCode.INCONSISTENT_GROUP_PROTOCOL))
     if not ctx.authorize(AclOperation.READ, ResourceType.GROUP, request.group_id):
         return _response(SyncResult(ErrorCode.GROUP_AUTHORIZATION_FAILED))
     error = coordinator_error(ctx, request.group_id)
@@ -30,8 +37,8 @@ def handle(request: SyncGroupRequest, ctx: RequestContext) -> SyncGroupResponse 
         generation_id=request.generation_id,
         member_id=request.member_id,
         group_instance_id=request.group_instance_id if version >= 3 else None,
-        protocol_type=request.protocol_type if version >= 5 else None,
-        protocol_name=request.protocol_name if version >= 5 else None,
+        protocol_type=request.protocol_type if version >= PROTOCOL_REQUIRED_FROM else None,
+        protocol_name=request.protocol_name if version >= PROTOCOL_REQUIRED_FROM else None,
         assignments=[(a.member_id, bytes(a.assignment)) for a in request.assignments],
     )
     if isinstance(result, Pending):
@@ -40,5 +47,6 @@ def handle(request: SyncGroupRequest, ctx: RequestContext) -> SyncGroupResponse 
 
 
 def _response(result: SyncResult) -> SyncGroupResponse:
+    """A refusal is SyncGroupRequest.getErrorResponse: no protocol type or name, an empty assignment."""
     return SyncGroupResponse(throttle_time_ms=0, error_code=result.error, protocol_type=result.protocol_type,
                              protocol_name=result.protocol_name, assignment=result.assignment)

@@ -23,6 +23,7 @@ from .partition_log import PartitionLog
 from .producer_state import ProducerStateManager
 from .transaction_coordinator import TransactionCoordinator
 
+METADATA_TOPIC = "__cluster_metadata"  # KRaft's log: never a topic clients may create
 LEGAL_TOPIC_CHARS = re.compile(r"^[a-zA-Z0-9._-]+$")
 MAX_TOPIC_NAME_LENGTH = 249
 GROUP_METADATA_TOPIC = "__consumer_offsets"
@@ -575,6 +576,7 @@ class Cluster:
         Broker defaults, or an internal topic's own settings. The created topics by name: none when
         the controller refuses the request as a whole (it is bounded like any CreateTopics).
         """
+        names = [name for name in names if name != METADATA_TOPIC]  # the controller refuses it (ControllerApis)
         if not self.config["auto.create.topics.enable"] or not names:
             return {}
         try:

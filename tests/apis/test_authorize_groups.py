@@ -143,7 +143,7 @@ def test_find_coordinator_single_key_refusal_carries_kafkas_default_message() ->
     assert call(c, FindCoordinatorRequest(key="theirs"), 0, ALICE).error_code == GAF
     allow(c, ALICE, Op.READ, Type.GROUP, "theirs")  # READ implies DESCRIBE
     found = call(c, FindCoordinatorRequest(key="theirs", key_type=0), 3, ALICE)
-    assert (found.error_code, found.error_message, found.node_id) == (0, None, 1)
+    assert (found.error_code, found.error_message, found.node_id) == (0, "NONE", 1)
 
 
 def test_find_coordinator_for_a_transaction_needs_describe_on_the_transactional_id() -> None:

@@ -239,7 +239,8 @@ BUILDERS: dict[int, tuple[Callable[[Env, int], Any], Callable[[Any], list[int]]]
     13: (lambda env, v: LeaveGroupRequest(group_id="none", member_id="m", members=[
         LeaveGroupRequest.MemberIdentity(member_id="m")]),
         lambda r: [0 if r.error_code in MEMBERLESS else r.error_code]),
-    14: (lambda env, v: SyncGroupRequest(group_id="none", generation_id=1, member_id="m", assignments=[]),
+    14: (lambda env, v: SyncGroupRequest(group_id="none", generation_id=1, member_id="m", protocol_type="consumer",
+                                         protocol_name="range", assignments=[]),
          lambda r: [0 if r.error_code in MEMBERLESS else r.error_code]),
     15: (lambda env, v: DescribeGroupsRequest(groups=["matrix-group"]), lambda r: [g.error_code for g in r.groups]),
     16: (lambda env, v: ListGroupsRequest(), lambda r: [r.error_code, int(not r.groups)]),

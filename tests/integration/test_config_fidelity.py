@@ -127,7 +127,9 @@ def test_topic_lists_every_kafka_topic_config_with_kafka_defaults(wire):
 
 def test_broker_lists_every_kafka_broker_config_read_only_ones_included(broker, wire):
     described = configs(wire, BROKER, "0")
-    assert len(described) == 321  # Kafka 4.2's 320 broker configs and KIP-1269's
+    assert len(described) == 323  # Kafka 4.2's 320 broker configs, KIP-1269's and KIP-758's two
+    assert described["producer.state.mode"].value == "window"
+    assert described["max.in.flight.sequence.number.per.connection"].value == "10000000"
     row = {name: (c.value, c.config_source, c.read_only, c.is_sensitive) for name, c in described.items()}
     assert row["listeners"] == (f"PLAINTEXT://127.0.0.1:{broker.port}", STATIC, False, False)
     assert synonyms_of(described["listeners"]) == [("listeners", f"PLAINTEXT://127.0.0.1:{broker.port}", STATIC),

@@ -70,8 +70,10 @@ def join_new(wire, group, **kwargs):
     return join(wire, group, member_id=first.member_id, **kwargs)
 
 
-def sync(wire, group, generation, member_id, assignments=()):
+def sync(wire, group, generation, member_id, assignments=(), protocol_type="consumer", protocol_name="range"):
+    # v5 must name the protocol type and name (KIP-559): Kafka refuses null with INCONSISTENT_GROUP_PROTOCOL
     return wire.request(SyncGroupRequest(group_id=group, generation_id=generation, member_id=member_id,
+                                         protocol_type=protocol_type, protocol_name=protocol_name,
                                          assignments=[SyncGroupRequest.SyncGroupRequestAssignment(
                                              member_id=m, assignment=a) for m, a in assignments]), 5)
 
@@ -108,7 +110,8 @@ def stable_single_member(wire, group):
 
 def test_find_coordinator_for_groups_and_transactions(wire, group_broker):
     single = wire.request(FindCoordinatorRequest(key="g", key_type=0), 3)
-    assert (single.error_code, single.port) == (0, group_broker.port)
+    # v1-3 carry Errors.message(), which for NONE is the enum's name
+    assert (single.error_code, single.error_message, single.port) == (0, "NONE", group_broker.port)
     batched = wire.request(FindCoordinatorRequest(key_type=1, coordinator_keys=["a", "b"]), 4)
     assert [(c.key, c.error_code, c.port) for c in batched.coordinators] == [
         ("a", 0, group_broker.port), ("b", 0, group_broker.port)]
@@ -186,6 +189,17 @@ def test_join_refusals(wire):
     assert join(wire, group, protocols=other).error_code == ErrorCode.INCONSISTENT_GROUP_PROTOCOL
     # the group is undisturbed
     assert wire.request(DescribeGroupsRequest(groups=[group]), 5).groups[0].group_state == "Stable"
+
+
+def test_sync_group_v5_without_protocol_type_or_name_is_refused_and_assigns_nothing(wire):
+    group = unique_topic("g")
+    joined = join_new(wire, group)
+    for protocol_type, protocol_name in ((None, "range"), ("consumer", None)):
+        refused = sync(wire, group, joined.generation_id, joined.member_id, [(joined.member_id, b"a")],
+                       protocol_type=protocol_type, protocol_name=protocol_name)
+        assert (refused.error_code, refused.assignment) == (ErrorCode.INCONSISTENT_GROUP_PROTOCOL, b"")
+    assert wire.request(DescribeGroupsRequest(groups=[group]), 5).groups[0].group_state == "CompletingRebalance"
+    assert sync(wire, group, joined.generation_id, joined.member_id, [(joined.member_id, b"a")]).assignment == b"a"
 
 
 def test_session_timeout_removes_a_silent_member(wire):

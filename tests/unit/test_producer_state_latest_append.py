@@ -95,3 +95,9 @@ def test_window_mode_is_unchanged_and_the_mode_follows_the_leaders_node_config()
     c.config.alter_dynamic(None, {"producer.state.mode": "latest-append"})
     assert c.batches_to_retain(p) == 1
     assert refused(c, p, batch(1)) == ErrorCode.DUPLICATE_SEQUENCE_NUMBER
+
+
+def test_the_metadata_log_is_never_auto_created() -> None:
+    c = Cluster(BrokerConfig({"node.id": 1}), ManualClock(NOW))
+    assert c.auto_create_topics(["__cluster_metadata", "fine"]).keys() == {"fine"}
+    assert "__cluster_metadata" not in c.topics
