@@ -20,6 +20,20 @@ its sequence numbers for life, and a batch being retried is sent again only
 when no batch before it is in flight, and before any later batch
 (RecordAccumulator.shouldStopDrainBatchesForPartition).
 
+KIP-758's producer throttle (`max_in_flight_sequence_numbers`) replaces the
+window: a batch is sent only while the sequence numbers from the oldest
+unacknowledged batch of its partition to the new batch's last one number at
+most that bound (a batch goes alone when nothing is unacknowledged, however
+large), and the connection limit still holds; the discovered window is not
+applied. A latest-append broker remembers only the latest batch, so a retried
+batch that is not the latest is answered DUPLICATE_SEQUENCE_NUMBER: it is taken
+as success with offset -1 (the record's offset is unknown), as Kafka's Java
+producer does, and never retried (with or without the throttle). It is exactly-once only against a
+latest-append broker (`producer.state.mode`) whose
+`max.in.flight.sequence.number.per.connection` is at least the bound: there
+every retry lies inside the broker's duplicate range. A window-mode broker
+answers a retry older than its window OUT_OF_ORDER_SEQUENCE_NUMBER.
+
 Records without an explicit partition are partitioned as the Java client does
 (see `partitioner`): by murmur2 of the key, keyless ones sticky.
 """
@@ -43,6 +57,9 @@ from .security import ClientSecurity
 from .transactions import TransactionHandle, add_partitions_to_txn, end_transaction, init_producer_id
 
 DEFAULT_BATCHES_TO_RETAIN = 5
+# KIP-758: the broker's duplicate range and the sequences above the latest one must not overlap in 2^31
+MAX_IN_FLIGHT_SEQUENCE_NUMBERS = 2**30
+SEQUENCE_SPAN = 2**31  # sequences wrap from Int.MaxValue to 0
 MAX_PRODUCE_VERSION = 14
 CODECS = {None: records.COMPRESSION_NONE, "none": records.COMPRESSION_NONE, "gzip": records.COMPRESSION_GZIP,
           "snappy": records.COMPRESSION_SNAPPY, "lz4": records.COMPRESSION_LZ4, "zstd": records.COMPRESSION_ZSTD}
@@ -112,10 +129,12 @@ class PartitionState:
     limit: int = DEFAULT_BATCHES_TO_RETAIN
     leader: int = -1
     max_in_flight_seen: int = 0
+    max_sequences_seen: int = 0  # the most unacknowledged sequence numbers at once (KIP-758's throttle)
 
 
 class Producer:
-    """An idempotent (acks=all) producer with batching, compression, ordered retries and KIP-1269 windows."""
+    """An idempotent (acks=all) producer with batching, compression, ordered retries and KIP-1269 windows
+    (or KIP-758's sequence-number throttle with `max_in_flight_sequence_numbers`)."""
 
     def __init__(
         self,
@@ -133,6 +152,7 @@ class Producer:
         security: ClientSecurity | None = None,
         transactional_id: str | None = None,
         transaction_timeout_ms: int = 60_000,
+        max_in_flight_sequence_numbers: int | None = None,
     ) -> None:
         if produce_version is not None and not 3 <= produce_version <= MAX_PRODUCE_VERSION:
             raise ValueError(f"produce_version must be 3-{MAX_PRODUCE_VERSION}")
@@ -141,6 +161,9 @@ class Producer:
         # no cap of 5 when idempotent: the per-partition window limits what is at risk (KIP-1269)
         if max_in_flight_requests_per_connection < 1:
             raise ValueError("max_in_flight_requests_per_connection must be at least 1")
+        if max_in_flight_sequence_numbers is not None and not (
+                1 <= max_in_flight_sequence_numbers <= MAX_IN_FLIGHT_SEQUENCE_NUMBERS):
+            raise ValueError(f"max_in_flight_sequence_numbers must be 1-{MAX_IN_FLIGHT_SEQUENCE_NUMBERS}")
         self.client = KafkaClient(bootstrap_servers, client_id, security)
         self.linger_ms = linger_ms
         self.batch_size = batch_size
@@ -150,6 +173,8 @@ class Producer:
         self.retry_backoff_ms = retry_backoff_ms
         self.request_timeout_ms = request_timeout_ms
         self.produce_version = produce_version
+        # None: KIP-1269's batch window; a number: KIP-758's throttle by sequence numbers
+        self.max_in_flight_sequence_numbers = max_in_flight_sequence_numbers
         self.producer_id = -1
         self.producer_epoch = -1
         self.partitions: dict[tuple[str, int], PartitionState] = {}
@@ -179,6 +204,16 @@ class Producer:
     def max_in_flight_seen(self, topic: str, partition: int) -> int:
         """The most batches of this partition that were ever in flight at once."""
         return self._state(topic, partition).max_in_flight_seen
+
+    def in_flight_sequences(self, topic: str, partition: int) -> int:
+        """Sequence numbers of this partition sent and not yet acknowledged, from the oldest such batch on."""
+        state = self._state(topic, partition)
+        oldest = self._oldest_unacknowledged_batch(state)
+        return 0 if oldest is None else self._sequences_since(state, oldest)
+
+    def max_in_flight_sequences_seen(self, topic: str, partition: int) -> int:
+        """The most sequence numbers of this partition that were ever unacknowledged at once."""
+        return self._state(topic, partition).max_sequences_seen
 
     # -- life cycle --------------------------------------------------------------------------------
 
@@ -423,6 +458,8 @@ class Producer:
                 state.in_flight.append(batch)
                 state.in_flight.sort(key=lambda b: b.ordinal)
                 state.max_in_flight_seen = max(state.max_in_flight_seen, len(state.in_flight))
+                state.max_sequences_seen = max(state.max_sequences_seen,
+                                               self.in_flight_sequences(batch.topic, batch.partition))
             self._send_request(node_id, connection, batches)
             sent = True
         return sent
@@ -431,6 +468,8 @@ class Producer:
         """The partition's next batch if the in-flight rule lets it go now, else None."""
         if not state.queue:
             return None
+        if self.max_in_flight_sequence_numbers is not None:
+            return self._sendable_head_by_sequences(state, self.max_in_flight_sequence_numbers)
         limit = min(state.limit, self.max_in_flight_requests_per_connection)
         if len(state.in_flight) >= limit:
             return None
@@ -447,14 +486,42 @@ class Producer:
             return None
         return head
 
+    def _sendable_head_by_sequences(self, state: PartitionState, bound: int) -> ProducerBatch | None:
+        """KIP-758's throttle: the next batch if the unacknowledged sequences stay within `bound`, else None."""
+        # a request carries one batch per partition, so this is implied by the connection check; kept for clarity
+        if len(state.in_flight) >= self.max_in_flight_requests_per_connection:
+            return None
+        head = state.queue[0]
+        if head.ordinal == -1:
+            # a new batch: once it is appended, the broker's latest sequence may be its last one, and a retry of
+            # the oldest unacknowledged batch must still lie in the broker's duplicate range below that
+            oldest = self._oldest_unacknowledged_batch(state)
+            if oldest is not None and self._sequences_since(state, oldest) + len(head.records) > bound:
+                return None
+        elif state.in_flight and state.in_flight[0].ordinal < head.ordinal:
+            return None  # Kafka's ordering rule, as in window mode
+        return head
+
     @staticmethod
-    def _oldest_unacknowledged(state: PartitionState) -> int | None:
-        """The ordinal of the partition's oldest batch sent and not yet acknowledged (in flight or queued to retry)."""
-        oldest = state.in_flight[0].ordinal if state.in_flight else None
+    def _sequences_since(state: PartitionState, batch: ProducerBatch) -> int:
+        """Sequence numbers assigned from `batch`'s first one up to the partition's next one, counting wrap."""
+        return (state.next_sequence - batch.base_sequence) % SEQUENCE_SPAN
+
+    @staticmethod
+    def _oldest_unacknowledged_batch(state: PartitionState) -> ProducerBatch | None:
+        """The partition's oldest batch sent and not yet acknowledged (in flight or queued to retry)."""
+        oldest = state.in_flight[0] if state.in_flight else None
         if state.queue and state.queue[0].ordinal != -1:  # the queue is in ordinal order, retries first
-            head = state.queue[0].ordinal
-            oldest = head if oldest is None else min(oldest, head)
+            head = state.queue[0]
+            if oldest is None or head.ordinal < oldest.ordinal:
+                oldest = head
         return oldest
+
+    @classmethod
+    def _oldest_unacknowledged(cls, state: PartitionState) -> int | None:
+        """The ordinal of the partition's oldest batch sent and not yet acknowledged (in flight or queued to retry)."""
+        oldest = cls._oldest_unacknowledged_batch(state)
+        return None if oldest is None else oldest.ordinal
 
     def _send_request(self, node_id: int, connection: BrokerConnection, batches: list[ProducerBatch]) -> None:
         version = self.produce_version or self.client.max_version(node_id, 0, MAX_PRODUCE_VERSION)
@@ -510,6 +577,14 @@ class Producer:
                 for index, future in enumerate(batch.futures):
                     if not future.done():
                         future.set_result(RecordMetadata(batch.topic, batch.partition, answer.base_offset + index))
+            elif code is ErrorCode.DUPLICATE_SEQUENCE_NUMBER:
+                # KIP-758: appended before the broker's latest batch, whose offset alone it keeps; success with
+                # an unknown offset, as Kafka's Java producer reports it (Sender: RecordMetadata offset -1). With
+                # or without the throttle: a KIP-1269 producer has up to 5 batches in flight to a latest-append
+                # leader until its first v14 answer says 1, and failing a stored batch would invite a resend.
+                for future in batch.futures:
+                    if not future.done():
+                        future.set_result(RecordMetadata(batch.topic, batch.partition, -1))
             elif code in RETRIABLE or (code is ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER
                                        and self._earlier_batch_pending(state, batch)):
                 if code in REFRESH_METADATA:
