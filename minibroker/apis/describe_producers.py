@@ -3,6 +3,9 @@
 KafkaApis.handleDescribeProducersRequest checks each topic's name first (INVALID_TOPIC_EXCEPTION with
 Topic.validate's message), then, with an authorizer, READ on it (TOPIC_AUTHORIZATION_FAILED), then whether it
 exists (UNKNOWN_TOPIC_OR_PARTITION); each of these answers every partition of the topic, with a message.
+The rest is ReplicaManager.activeProducerState, without a message: any replica of the partition answers, the
+leader or a follower (every replica here shares the one log and its producer state), a node without one
+NOT_LEADER_OR_FOLLOWER.
 """
 
 from __future__ import annotations
@@ -42,7 +45,8 @@ def handle(request: DescribeProducersRequest, ctx: RequestContext) -> DescribePr
         for index in topic_req.partition_indexes:
             try:
                 partition = ctx.cluster.partition(topic_req.name, index)
-                if partition.leader_id != ctx.node.node_id:
+                if ctx.node.node_id not in partition.replicas:
+                    # ReplicaManager.getPartitionOrError: the topic exists, this broker hosts no replica of it
                     raise KafkaError(ErrorCode.NOT_LEADER_OR_FOLLOWER)
                 producers = [
                     _Producer(

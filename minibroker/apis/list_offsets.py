@@ -1,7 +1,11 @@
 """ListOffsets (2): earliest, latest, by timestamp and max timestamp offsets.
 
 With an authorizer: DESCRIBE on each topic, else its partitions get TOPIC_AUTHORIZATION_FAILED, before an
-unknown topic is reported; refused topics come last in the answer (KafkaApis.handleListOffsetRequest).
+unknown topic is reported; refused topics come last in the answer, each entry as it was asked
+(KafkaApis.handleListOffsetRequest). The rest is ReplicaManager.fetchOffset: a partition named more than once
+in the request is INVALID_REQUEST, then a special timestamp the request's version does not know is
+UNSUPPORTED_VERSION, both before the partition is looked up; each partition is answered once, and each topic
+in one entry.
 """
 
 from __future__ import annotations
@@ -23,40 +27,76 @@ EARLIEST_LOCAL_TIMESTAMP = -4
 LATEST_TIERED_TIMESTAMP = -5
 EARLIEST_PENDING_UPLOAD_TIMESTAMP = -6
 
+# ReplicaManager.timestampMinSupportedVersion: the first version that may ask for each special timestamp
+TIMESTAMP_MIN_SUPPORTED_VERSION = {
+    EARLIEST_TIMESTAMP: 1,
+    LATEST_TIMESTAMP: 1,
+    MAX_TIMESTAMP: 7,
+    EARLIEST_LOCAL_TIMESTAMP: 8,
+    LATEST_TIERED_TIMESTAMP: 9,
+    EARLIEST_PENDING_UPLOAD_TIMESTAMP: 11,
+}
+
 _Topic = ListOffsetsResponse.ListOffsetsTopicResponse
 _Partition = _Topic.ListOffsetsPartitionResponse
 
 
 def handle(request: ListOffsetsRequest, ctx: RequestContext) -> ListOffsetsResponse:
     cluster = ctx.cluster
-    topics = []
     refused = []
     describable = ctx.authorized_names(AclOperation.DESCRIBE, ResourceType.TOPIC, (t.name for t in request.topics))
+    duplicates = _duplicate_partitions(request)
+    # ReplicaManager.fetchOffset keeps one status per topic partition and groups them by topic
+    answered: dict[str, dict[int, Any]] = {}
     for topic_req in request.topics:
         if topic_req.name not in describable:
             refused.append(_Topic(name=topic_req.name, partitions=[
                 _answer(p.partition_index, ErrorCode.TOPIC_AUTHORIZATION_FAILED) for p in topic_req.partitions]))
             continue
         topic = cluster.topics.get(topic_req.name)
-        partitions = []
+        partitions = answered.setdefault(topic_req.name, {})
         for part_req in topic_req.partitions:
-            if topic is None or not 0 <= part_req.partition_index < len(topic.partitions):
-                partitions.append(_answer(part_req.partition_index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
-                continue
-            partition = topic.partitions[part_req.partition_index]
-            log = partition.log
-            if partition.leader_id != ctx.node.node_id:
-                partitions.append(_answer(part_req.partition_index, ErrorCode.NOT_LEADER_OR_FOLLOWER))
-            elif part_req.current_leader_epoch > log.leader_epoch:
-                partitions.append(_answer(part_req.partition_index, ErrorCode.UNKNOWN_LEADER_EPOCH))
-            elif 0 <= part_req.current_leader_epoch < log.leader_epoch:
-                partitions.append(_answer(part_req.partition_index, ErrorCode.FENCED_LEADER_EPOCH))
+            index = part_req.partition_index
+            if (topic_req.name, index) in duplicates:
+                partitions[index] = _answer(index, ErrorCode.INVALID_REQUEST)
+            elif _timestamp_unsupported(part_req.timestamp, ctx.api_version):
+                partitions[index] = _answer(index, ErrorCode.UNSUPPORTED_VERSION)
+            elif topic is None or not 0 <= index < len(topic.partitions):
+                partitions[index] = _answer(index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
             else:
-                stable = ctx.cluster.last_stable_offset(partition) if request.isolation_level == 1 else None
-                partitions.append(_lookup(part_req, log, stable))
-        topics.append(_Topic(name=topic_req.name, partitions=partitions))
+                partition = topic.partitions[index]
+                log = partition.log
+                if partition.leader_id != ctx.node.node_id:
+                    partitions[index] = _answer(index, ErrorCode.NOT_LEADER_OR_FOLLOWER)
+                elif part_req.current_leader_epoch > log.leader_epoch:
+                    partitions[index] = _answer(index, ErrorCode.UNKNOWN_LEADER_EPOCH)
+                elif 0 <= part_req.current_leader_epoch < log.leader_epoch:
+                    partitions[index] = _answer(index, ErrorCode.FENCED_LEADER_EPOCH)
+                else:
+                    stable = cluster.last_stable_offset(partition) if request.isolation_level == 1 else None
+                    partitions[index] = _lookup(part_req, log, stable)
+    topics = [_Topic(name=name, partitions=list(partitions.values())) for name, partitions in answered.items()]
     # KafkaApis.handleListOffsetRequest adds the refused topics after what ReplicaManager.fetchOffset answered
     return ListOffsetsResponse(throttle_time_ms=0, topics=topics + refused)
+
+
+def _duplicate_partitions(request: ListOffsetsRequest) -> set[tuple[str, int]]:
+    """The topic partitions named more than once, across all topic entries (ListOffsetsRequest's constructor)."""
+    seen: set[tuple[str, int]] = set()
+    duplicates: set[tuple[str, int]] = set()
+    for topic_req in request.topics:
+        for part_req in topic_req.partitions:
+            key = (topic_req.name, part_req.partition_index)
+            (duplicates if key in seen else seen).add(key)
+    return duplicates
+
+
+def _timestamp_unsupported(timestamp: int, version: int) -> bool:
+    """ReplicaManager.isListOffsetsTimestampUnsupported: an unknown negative timestamp, or one newer than `version`."""
+    if timestamp >= 0:
+        return False
+    first_version = TIMESTAMP_MIN_SUPPORTED_VERSION.get(timestamp)
+    return first_version is None or version < first_version
 
 
 def _answer(index: int, code: ErrorCode, timestamp: int = -1, offset: int = -1, epoch: int = -1) -> Any:
@@ -81,9 +121,7 @@ def _lookup(part_req: Any, log: Any, last_stable_offset: int | None) -> Any:
         if found is None:
             return _answer(index, ErrorCode.NONE, -1, -1, -1)
         return _answer(index, ErrorCode.NONE, found[1], found[0], epoch)
-    if target < 0:
-        return _answer(index, ErrorCode.UNSUPPORTED_VERSION if target < EARLIEST_PENDING_UPLOAD_TIMESTAMP
-                       else ErrorCode.NONE)
+    # every other negative timestamp was refused by _timestamp_unsupported
     found = log.offset_for_timestamp(target)
     if found is None:
         return _answer(index, ErrorCode.NONE, -1, -1, -1)

@@ -6,7 +6,7 @@ this order: from v10 an unknown topic id UNKNOWN_TOPIC_ID; without READ on the t
 TOPIC_AUTHORIZATION_FAILED, whether it exists or not; a topic it does not know, or a partition the topic does
 not have, UNKNOWN_TOPIC_OR_PARTITION. Only the remaining partitions reach the coordinator, so its errors
 (NOT_COORDINATOR, ILLEGAL_GENERATION, ...) fall on those alone, and with none left it is not asked at all (no
-NOT_COORDINATOR, no group created).
+NOT_COORDINATOR, no group created). The empty group id is a group like any other (only a null one is refused).
 """
 
 from __future__ import annotations
@@ -24,6 +24,9 @@ MIN_VERSION, MAX_VERSION = 2, 10
 
 # KIP-848: from v10 topics are named by id.
 TOPIC_IDS_FROM = 10
+# OffsetMetadataManager.validateOffsetCommit: from v9 a generation for a group that does not exist is
+# GROUP_ID_NOT_FOUND, before it ILLEGAL_GENERATION
+GROUP_ID_NOT_FOUND_FROM = 9
 
 _Topic = OffsetCommitResponse.OffsetCommitResponseTopic
 _Partition = _Topic.OffsetCommitResponsePartition
@@ -69,7 +72,8 @@ def handle(request: OffsetCommitRequest, ctx: RequestContext) -> OffsetCommitRes
     else:
         committed = iter(cluster.groups.commit_offsets(
             request.group_id, request.generation_id_or_member_epoch, request.member_id,
-            request.group_instance_id if version >= 7 else None, allowed))
+            request.group_instance_id if version >= 7 else None, allowed,
+            ErrorCode.GROUP_ID_NOT_FOUND if version >= GROUP_ID_NOT_FOUND_FROM else ErrorCode.ILLEGAL_GENERATION))
     return _response(request, [next(committed) if code is None else code for code in answered], version)
 
 

@@ -5,7 +5,7 @@ topics (OffsetDeleteRequest.getErrorResponse); then READ on each topic, else its
 TOPIC_AUTHORIZATION_FAILED and keep their offsets; then the broker answers a topic it does not know, or a
 partition the topic does not have, UNKNOWN_TOPIC_OR_PARTITION itself. Only the rest reach the coordinator,
 which is asked even with none; a group-level error from it replaces every partition result
-(OffsetDeleteResponse.Builder.merge).
+(OffsetDeleteResponse.Builder.merge). The empty group id is INVALID_GROUP_ID on every node.
 """
 
 from __future__ import annotations
@@ -40,8 +40,9 @@ def handle(request: OffsetDeleteRequest, ctx: RequestContext) -> OffsetDeleteRes
                 answered.append(None)
     keys = [(t.name, p.partition_index) for t in request.topics for p in t.partitions]
     wanted = [key for key, code in zip(keys, answered, strict=True) if code is None]
-    # the coordinator is asked even when nothing is left, as Kafka asks it with no topics
-    error = coordinator_error(ctx, request.group_id)
+    # the coordinator is asked even when nothing is left, as Kafka asks it with no topics; but
+    # GroupCoordinatorService.deleteOffsets refuses the empty group id before it routes the request anywhere
+    error = ErrorCode.INVALID_GROUP_ID if not request.group_id else coordinator_error(ctx, request.group_id)
     if error is None:
         error, coordinator_codes = ctx.cluster.groups.delete_offsets(request.group_id, wanted)
     if error:

@@ -104,6 +104,9 @@ def _commit(request: TxnOffsetCommitRequest, ctx: RequestContext,
             entries: list[tuple[str, int, int, int, str | None]]) -> list[ErrorCode]:
     """One code per entry, from the coordinator checks and the group coordinator."""
     version = ctx.api_version
+    if not request.group_id:
+        # GroupCoordinatorService.commitTransactionalOffsets refuses an empty group id before picking a coordinator
+        return [ErrorCode.INVALID_GROUP_ID for _ in entries]
     error = group_common.coordinator_error(ctx, request.group_id)
     if error is None:
         error = ctx.cluster.transactions.group_in_transaction(

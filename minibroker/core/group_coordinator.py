@@ -569,17 +569,22 @@ class GroupCoordinator:
     # -- offsets -----------------------------------------------------------------------------
 
     def commit_offsets(self, group_id: str, generation_id: int, member_id: str, group_instance_id: str | None,
-                       offsets: list[tuple[str, int, int, int, str | None]]) -> list[ErrorCode]:
-        """OffsetCommit: one error per (topic, partition, offset, leader epoch, metadata)."""
+                       offsets: list[tuple[str, int, int, int, str | None]],
+                       unknown_group_error: ErrorCode = ErrorCode.ILLEGAL_GENERATION) -> list[ErrorCode]:
+        """OffsetCommit: one error per (topic, partition, offset, leader epoch, metadata).
+
+        `unknown_group_error` answers a generation for a group that does not exist (the caller picks it by
+        version: OffsetMetadataManager.validateOffsetCommit answers GROUP_ID_NOT_FOUND from OffsetCommit v9).
+        """
+        # The empty group id is a group like any other: GroupCoordinatorService.commitOffsets refuses only null.
         group = self.groups.get(group_id)
         error = ErrorCode.NONE
-        if not group_id:
-            error = ErrorCode.INVALID_GROUP_ID
-        elif group is None:
+        if group is None:
             if generation_id < 0:
+                # a simple group, created by its first manual commit
                 group = self.groups[group_id] = Group(group_id, state_timestamp_ms=self.clock.now_ms())
             else:
-                error = ErrorCode.ILLEGAL_GENERATION
+                error = unknown_group_error
         if group is not None and error is ErrorCode.NONE:
             error = self._commit_allowed(group, generation_id, member_id, group_instance_id)
         if error is not ErrorCode.NONE:
@@ -693,10 +698,9 @@ class GroupCoordinator:
         """DeleteGroups: one error per group id."""
         errors = []
         for group_id in group_ids:
+            # GroupCoordinatorService.deleteGroups refuses only a null id: "" is looked up like any other
             group = self.groups.get(group_id)
-            if not group_id:
-                errors.append(ErrorCode.INVALID_GROUP_ID)
-            elif group is None or group.state is GroupState.DEAD:
+            if group is None or group.state is GroupState.DEAD:
                 errors.append(ErrorCode.GROUP_ID_NOT_FOUND)
             elif group.state is not GroupState.EMPTY or group.pending_txn_offsets:
                 errors.append(ErrorCode.NON_EMPTY_GROUP)

@@ -21,7 +21,7 @@ from minibroker.core.acls import (
     ResourceType,
 )
 from minibroker.core.clock import ManualClock
-from minibroker.core.cluster import Cluster
+from minibroker.core.cluster import Cluster, Node
 from minibroker.core.config import BrokerConfig
 from minibroker.testing.wire import WireClient
 
@@ -57,12 +57,13 @@ def deny(cluster: Cluster, principal: str, operation: AclOperation, resource_typ
 
 
 def call(cluster: Cluster, request: Any, version: int, principal: str = "User:alice",
-         host: str = "/127.0.0.1") -> Any:
-    """Send `request` at `version` as `principal` and return the decoded answer (None for no answer)."""
+         host: str = "/127.0.0.1", to: Node | None = None) -> Any:
+    """Send `request` at `version` as `principal` to node `to` (the first by default) and return the decoded
+    answer (None for no answer)."""
     frame = WireClient.__new__(WireClient)
     frame.client_id, frame._correlation_id = "authz-test", 0
     data = frame.encode_request(request, version)[4:]
-    outcome = handle_frame(memoryview(bytearray(data)), cluster, cluster.nodes[0],
+    outcome = handle_frame(memoryview(bytearray(data)), cluster, to or cluster.nodes[0],
                            Session(client_host=host, listener="PLAINTEXT", principal=principal))
     if isinstance(outcome, NoReply):
         return None
