@@ -289,13 +289,34 @@ class Cluster:
             return 1
         return int(self.topic_config(partition.topic, "producer.state.batches.to.retain"))
 
+    def _batches_kept(self, partition: Partition) -> int:
+        """How many batches per producer the shared producer state keeps: what the most demanding node needs, as
+        each Kafka replica builds its own state from the log (a window-mode follower keeps its window even while
+        a latest-append node leads, so a leader moved back still finds older retries)."""
+        windows = {self.batches_to_retain(partition)}
+        for node in self.nodes:
+            if node.node_id != partition.leader_id and node.node_id in partition.replicas:
+                windows.add(self._window_on(node.node_id, partition))
+        return max(windows)
+
+    def _window_on(self, node_id: int, partition: Partition) -> int:
+        node = self.node(node_id)
+        if node is not None and not node.kip1269:
+            return KAFKA_BATCHES_TO_RETAIN
+        if self._node_range(node_id) is not None:
+            return 1
+        return int(self.topic_config(partition.topic, "producer.state.batches.to.retain"))
+
     def duplicate_range(self, partition: Partition) -> int | None:
         """KIP-758's `max.in.flight.sequence.number.per.connection` when the partition's leader is in
         latest-append mode, else None (Kafka's design, with the KIP-1269 window)."""
+        return self._node_range(partition.leader_id)
+
+    def _node_range(self, node_id: int) -> int | None:
+        """`max.in.flight.sequence.number.per.connection` of a latest-append node, None for a window node."""
         if self._modes_version != self.config.version:
             self._modes.clear()
             self._modes_version = self.config.version
-        node_id = partition.leader_id
         if node_id not in self._modes:
             leader = self.node(node_id)
             latest_append = (leader is not None and leader.kip1269
@@ -667,7 +688,7 @@ class Cluster:
         records.set_max_timestamp(batch, validated.timestamp_type, validated.max_timestamp)
         stored_timestamp = validated.max_timestamp
         base_offset = log.append(batch, header, stored_timestamp, now)
-        window = self.batches_to_retain(partition)
+        window = self._batches_kept(partition)
         partition.producer_state.commit_append(header, base_offset, stored_timestamp, window)
         log.announce_append(len(batch))  # only now: a woken read_committed fetch must see the open transaction
         return AppendResult(base_offset, log_append_time, log.log_start_offset)

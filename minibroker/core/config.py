@@ -447,6 +447,9 @@ def _topic_configs() -> dict[str, ConfigDef]:
 BROKER_CONFIGS: dict[str, ConfigDef] = _broker_configs()
 TOPIC_CONFIGS: dict[str, ConfigDef] = _topic_configs()
 
+# Read for each node (the partition leader's), so a simulated cluster can mix producer-state designs
+PER_NODE_CONFIGS = frozenset({"producer.state.mode", "max.in.flight.sequence.number.per.connection"})
+
 # Read by the authorizer from the broker's configs, unknown to KafkaConfig: never listed by DescribeConfigs
 AUTHORIZER_CONFIGS = frozenset({"super.users", "allow.everyone.if.no.acl.found"})
 
@@ -838,8 +841,9 @@ class BrokerConfig:
             refuse_unsupported(known[name], value)
             if name in _STARTUP_ONLY:
                 raise ConfigError(f"minibroker does not implement dynamic updates of {name}: set it at start-up")
-            if node_id not in (None, self._node_id) and known[name].support is Support.IMPLEMENTED:
-                # the core reads configs as the first node has them (see value())
+            if (node_id not in (None, self._node_id) and known[name].support is Support.IMPLEMENTED
+                    and name not in PER_NODE_CONFIGS):
+                # the core reads configs as the first node has them (see value()), except those read per node
                 raise ConfigError(f"minibroker applies {name} to the whole cluster: set it on broker "
                                   f"{self._node_id} or as the cluster default")
         return parsed
