@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..client.security import ClientSecurity
 from .admin import TopicAdmin
 from .control import ControlClient
 
@@ -35,6 +36,7 @@ class BrokerProcess:
     _popen: subprocess.Popen[bytes] = field(repr=False)
     control_port: int | None = None  # with extra_args ("--control-port", "0")
     servers: str = ""  # every node's advertised address, from the ready signal
+    security: ClientSecurity | None = None  # how the fixtures (create_topic, delete_topic) log in
 
     @functools.cached_property
     def control(self) -> ControlClient:
@@ -58,7 +60,7 @@ class BrokerProcess:
 
     @functools.cached_property
     def _admin(self) -> TopicAdmin:
-        return TopicAdmin(self.bootstrap_servers)
+        return TopicAdmin(self.bootstrap_servers, security=self.security)
 
     def create_topic(self, name: str, partitions: int = -1, config: Mapping[str, Any] | None = None,
                      replication_factor: int = -1) -> str:
@@ -96,8 +98,10 @@ def stop_process(popen: subprocess.Popen[Any], timeout: float = 10.0) -> int:
     return int(popen.returncode)
 
 
-def start_broker(*set_args: str, extra_args: tuple[str, ...] = (), timeout: float = 20.0) -> BrokerProcess:
-    """Run `python -m minibroker serve --port 0 --set k=v ...` and wait for its ready file."""
+def start_broker(*set_args: str, extra_args: tuple[str, ...] = (), timeout: float = 20.0,
+                 security: ClientSecurity | None = None) -> BrokerProcess:
+    """Run `python -m minibroker serve --port 0 --set k=v ...` and wait for its ready file; `security`
+    (ClientSecurity.from_config of client settings) is how create_topic/delete_topic reach a secured first listener."""
     log_file = tempfile.NamedTemporaryFile(prefix="minibroker-", suffix=".log", delete=False)
     path = Path(log_file.name)
     ready_path = path.with_suffix(".ready.json")
@@ -113,7 +117,7 @@ def start_broker(*set_args: str, extra_args: tuple[str, ...] = (), timeout: floa
             ready_path.unlink()
             first = ready["nodes"][0]
             return BrokerProcess(first["host"], first["port"], popen.pid, path, popen, ready["control_port"],
-                                 ready["bootstrap_servers"])
+                                 ready["bootstrap_servers"], security)
         if popen.poll() is not None:
             raise RuntimeError(f"broker exited with {popen.returncode}:\n{path.read_text(errors='replace')}")
         time.sleep(0.02)

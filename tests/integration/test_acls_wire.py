@@ -62,3 +62,21 @@ def test_a_plaintext_client_is_user_anonymous_and_may_do_nothing_without_acls(br
     host, port = broker.cluster.nodes[0].address("PLAINTEXT")
     with WireClient(host, port) as anonymous:
         assert produce(anonymous, topic) == ErrorCode.TOPIC_AUTHORIZATION_FAILED
+
+
+def test_a_broker_process_behind_sasl_with_acls_creates_topics_with_the_given_client_security() -> None:
+    from minibroker.testing.process import start_broker
+
+    jaas = ('org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" '
+            'password="admin-secret" user_admin="admin-secret" user_alice="alice-secret";')
+    process = start_broker("listeners=SASL_PLAINTEXT://127.0.0.1:0", "sasl.enabled.mechanisms=PLAIN",
+                           f"listener.name.sasl_plaintext.plain.sasl.jaas.config={jaas}",
+                           f"authorizer.class.name={STANDARD_AUTHORIZER}", "super.users=User:admin",
+                           security=ClientSecurity("SASL_PLAINTEXT", "PLAIN", "admin", "admin-secret"))
+    try:
+        topic = process.create_topic(unique_topic("process"), 1)
+        alice = ClientSecurity("SASL_PLAINTEXT", "PLAIN", "alice", "alice-secret")
+        with WireClient(process.host, process.port, security=alice) as wire:
+            assert produce(wire, topic) == ErrorCode.TOPIC_AUTHORIZATION_FAILED
+    finally:
+        process.stop()
