@@ -55,5 +55,12 @@ bench-rtt: $(SERVE_STAMP)
 	$(PY) -m pip install --quiet -e '.[bench]'
 	$(PY) bench/kip1269_rtt.py
 
+# KIP-758 beside KIP-1269: producer-state memory, throughput at RTT 0/20/100 ms, exactly-once under faults and
+# what each client reports for DUPLICATE_SEQUENCE_NUMBER (about 5 minutes; the Java, Python and KafkaJS clients).
+.PHONY: bench-kip758
+bench-kip758: test-deps
+	$(PY) -m pip install --quiet -e '.[bench]'
+	$(PY) bench/kip758_vs_kip1269.py
+
 clean:
 	rm -rf $(VENV) .cache build dist
