@@ -136,10 +136,14 @@ async def run_cell(rtt_ms: float, in_flight: int, args: argparse.Namespace) -> C
     return cell
 
 
-async def measure(producer: Producer, topic: str, cell: Cell, args: argparse.Namespace) -> None:
-    """Send as fast as the outstanding bound allows; record acks and latencies inside the window."""
+async def measure(producer: Producer, topic: str, cell: Cell, args: argparse.Namespace,
+                  expected_limit: int | None = WINDOW, name: str | None = None) -> None:
+    """Send as fast as the outstanding bound allows; record acks and latencies inside the window.
+
+    The warm-up lasts until the producer's partition limit is `expected_limit` (the window the first v14
+    answer tells); `name` stamps the records."""
     value = os.urandom(args.record_size)
-    name = f"kip1269-rtt-{cell.rtt_ms:g}ms-{cell.in_flight}"
+    name = name or f"kip1269-rtt-{cell.rtt_ms:g}ms-{cell.in_flight}"
     slots = asyncio.Semaphore(cell.outstanding_records)
     latencies: list[float] = []
     window: list[float] = []  # [start, end] once the warm-up is over
@@ -168,7 +172,7 @@ async def measure(producer: Producer, topic: str, cell: Cell, args: argparse.Nam
     # warm-up: connections, the window learnt from the first v14 answer, a few round trips of steady state
     warm_until = time.perf_counter() + max(args.warmup, 5 * cell.rtt_ms / 1000)
     give_up = warm_until + 30
-    while time.perf_counter() < warm_until or producer.partition_limit(topic, PARTITION) != WINDOW:
+    while time.perf_counter() < warm_until or producer.partition_limit(topic, PARTITION) != expected_limit:
         if time.perf_counter() > give_up or pumping.done():
             break
         await asyncio.sleep(0.05)

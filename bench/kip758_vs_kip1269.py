@@ -47,13 +47,13 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
 from kip1269_rtt import COLUMNS as RTT_COLUMNS  # noqa: E402
-from kip1269_rtt import Cell, percentile  # noqa: E402
+from kip1269_rtt import Cell, measure  # noqa: E402
 from kip1269_rtt import row as rtt_row  # noqa: E402
 from producer_state_memory import KAFKA_JVM_ESTIMATE  # noqa: E402
 from producer_state_memory import header as batch_header  # noqa: E402
 
 from minibroker.client.client import KafkaClient  # noqa: E402
-from minibroker.client.producer import Producer, RecordMetadata  # noqa: E402
+from minibroker.client.producer import Producer  # noqa: E402
 from minibroker.client.stamping import read_stamp, stamp  # noqa: E402
 from minibroker.core.cluster import Cluster  # noqa: E402
 from minibroker.core.config import LATEST_APPEND_MODE, WINDOW_MODE, BrokerConfig  # noqa: E402
@@ -233,7 +233,8 @@ async def run_cell(design: str, window: int | None, rtt_ms: float, in_flight: in
         await producer.start()
         try:
             # a v14 answer tells the window: the topic's in window mode, 1 on a latest-append leader
-            await measure(producer, topic, cell, args, expected_limit=1 if latest_append else window)
+            await measure(producer, topic, cell, args, expected_limit=1 if latest_append else window,
+                          name=f"kip758-rtt-{cell.design}-{cell.rtt_ms:g}ms-{cell.in_flight}")
         finally:
             await producer.close()
         cell.max_in_flight_seen = producer.max_in_flight_seen(topic, PARTITION)
@@ -244,63 +245,6 @@ async def run_cell(design: str, window: int | None, rtt_ms: float, in_flight: in
         if broker is not None:
             await asyncio.to_thread(stop_broker, broker)
     return cell
-
-
-async def measure(producer: Producer, topic: str, cell: StudyCell, args: argparse.Namespace,
-                  expected_limit: int | None) -> None:
-    """kip1269_rtt's measurement: send within the outstanding bound, time acks inside the window."""
-    value = os.urandom(args.record_size)
-    name = f"kip758-rtt-{cell.design}-{cell.rtt_ms:g}ms-{cell.in_flight}"
-    slots = asyncio.Semaphore(cell.outstanding_records)
-    latencies: list[float] = []
-    window: list[float] = []
-    stopping = False
-
-    def acked(sent_at: float, future: asyncio.Future[RecordMetadata]) -> None:
-        slots.release()
-        now = time.perf_counter()
-        if future.cancelled() or future.exception() is not None:
-            cell.errors += 1
-        elif window and window[0] <= now < window[1]:
-            latencies.append(now - sent_at)
-
-    async def pump() -> None:
-        sequence = 0
-        while not stopping:
-            await slots.acquire()
-            sent_at = time.perf_counter()
-            future = await producer.send(topic, value, partition=PARTITION, headers=stamp(name, sequence))
-            future.add_done_callback(functools.partial(acked, sent_at))
-            sequence += 1
-            if sequence % cell.records_per_request == 0:
-                await asyncio.sleep(0)  # send() does not yield: let answers, the sender and the proxy run
-
-    pumping = asyncio.create_task(pump())
-    warm_until = time.perf_counter() + max(args.warmup, 5 * cell.rtt_ms / 1000)
-    give_up = warm_until + 30
-    while time.perf_counter() < warm_until or producer.partition_limit(topic, PARTITION) != expected_limit:
-        if time.perf_counter() > give_up or pumping.done():
-            break
-        await asyncio.sleep(0.05)
-    start = time.perf_counter()
-    window[:] = [start, start + cell.seconds]
-    samples: list[int] = []
-    while time.perf_counter() < window[1] and not pumping.done():
-        samples.append(producer.in_flight(topic, PARTITION))
-        await asyncio.sleep(0.005)
-    stopping = True
-    pumping.cancel()
-    with contextlib.suppress(asyncio.CancelledError):
-        await pumping
-    latencies.sort()
-    cell.records = len(latencies)
-    cell.records_per_s = len(latencies) / cell.seconds
-    cell.mb_per_s = cell.records_per_s * args.record_size / 1e6
-    cell.mean_in_flight = sum(samples) / len(samples) if samples else 0.0
-    if latencies:
-        ms = [x * 1000 for x in latencies]
-        cell.latency_ms = {"avg": sum(ms) / len(ms), "max": ms[-1], "p50": percentile(ms, 50),
-                           "p95": percentile(ms, 95), "p99": percentile(ms, 99), "p99.9": percentile(ms, 99.9)}
 
 
 def throughput_plan(args: argparse.Namespace) -> list[tuple[str, int | None, float, int]]:
