@@ -3,6 +3,8 @@
 #   - kcat (Debian package)
 #   - KafkaJS and its pure-JS codecs (tests/clients/node, from package-lock.json)
 #   - the Apache Kafka Java client 3.9 and its codec jars (into .cache/java)
+#   - Go and the Go clients sarama and segmentio kafka-go (Debian packages: Debian's Go toolchain builds
+#     tests/clients/go in GOPATH mode from /usr/share/gocode, with no module download)
 # Idempotent: every step is skipped when its result is already in place.
 set -euo pipefail
 
@@ -65,6 +67,13 @@ if ! command -v npm >/dev/null 2>&1; then
 fi
 if ! command -v unzip >/dev/null 2>&1; then
     apt_install unzip
+fi
+GO_PACKAGES=(golang-go golang-github-shopify-sarama-dev golang-github-segmentio-kafka-go-dev)
+if ! command -v go >/dev/null 2>&1 \
+        || [[ ! -d /usr/share/gocode/src/github.com/Shopify/sarama \
+              || ! -d /usr/share/gocode/src/github.com/segmentio/kafka-go ]]; then
+    log "installing Go, sarama and kafka-go"
+    apt_install "${GO_PACKAGES[@]}"
 fi
 
 # --- KafkaJS ---------------------------------------------------------------

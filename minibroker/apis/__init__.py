@@ -12,6 +12,8 @@ from . import (
     alter_partition_reassignments,
     alter_user_scram_credentials,
     api_versions,
+    consumer_group_describe,
+    consumer_group_heartbeat,
     create_acls,
     create_partitions,
     create_topics,
@@ -66,6 +68,7 @@ API_MODULES: dict[int, ModuleType] = {
         list_transactions, elect_leaders, alter_partition_reassignments, list_partition_reassignments,
         describe_log_dirs, describe_acls, create_acls, delete_acls, sasl_handshake, sasl_authenticate,
         describe_user_scram_credentials, alter_user_scram_credentials,
+        consumer_group_heartbeat, consumer_group_describe,
     )
 }
 
@@ -76,7 +79,8 @@ def advertised_ranges(release_name: str = LATEST) -> list[tuple[int, int, int]]:
     narrowed to the release's ranges (see releases.py)."""
     ranges = []
     for key, module in sorted(API_MODULES.items()):
-        implemented = (getattr(module, "ADVERTISED_MIN_VERSION", module.MIN_VERSION), module.MAX_VERSION)
+        implemented = (min(getattr(module, "ADVERTISED_MIN_VERSION", module.MIN_VERSION),
+                           _min_version(module, release_name)), module.MAX_VERSION)
         served = served_range(release_name, key, implemented)
         if served is not None:
             ranges.append((key, *served))
@@ -86,7 +90,19 @@ def advertised_ranges(release_name: str = LATEST) -> list[tuple[int, int, int]]:
 @functools.cache
 def accepted_versions(release_name: str) -> dict[int, tuple[int, int]]:
     """Per API key, the versions a node of this release handles (advertised and implemented)."""
-    return {key: (max(low, API_MODULES[key].MIN_VERSION), high) for key, low, high in advertised_ranges(release_name)}
+    return {key: (max(low, _min_version(API_MODULES[key], release_name)), high)
+            for key, low, high in advertised_ranges(release_name)}
+
+
+# Releases before 4.0 still served the versions KIP-896 removed; a module that implements them
+# names the lowest in PRE_KIP896_MIN_VERSION (MIN_VERSION is what 4.0 and later serve).
+_PRE_KIP896_RELEASES = frozenset({"2.8", "3.9"})
+
+
+def _min_version(module: ModuleType, release_name: str) -> int:
+    if release_name in _PRE_KIP896_RELEASES:
+        return int(getattr(module, "PRE_KIP896_MIN_VERSION", module.MIN_VERSION))
+    return int(module.MIN_VERSION)
 
 
 api_versions.answer_with(advertised_ranges)

@@ -6,6 +6,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from ..core.consumer_groups import consumer_protocol_enabled
 from ..protocol.messages import ApiVersionsRequest, ApiVersionsResponse
 from .context import RequestContext
 from .releases import LATEST
@@ -13,6 +14,7 @@ from .releases import LATEST
 API_KEY = 18
 MIN_VERSION, MAX_VERSION = 0, 4
 
+CONSUMER_PROTOCOL_API_KEYS = frozenset({68, 69})  # ConsumerGroupHeartbeat, ConsumerGroupDescribe
 _SOFTWARE_NAME = r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?"
 
 
@@ -43,7 +45,11 @@ def handle(request: ApiVersionsRequest, ctx: RequestContext) -> ApiVersionsRespo
         for value in (request.client_software_name, request.client_software_version):
             if not re.fullmatch(_SOFTWARE_NAME, value or ""):
                 return ApiVersionsResponse(error_code=42, api_keys=[], throttle_time_ms=0)
-    return ApiVersionsResponse(error_code=0, api_keys=_api_keys(ctx.node.release), throttle_time_ms=0)
+    keys = _api_keys(ctx.node.release)
+    if not consumer_protocol_enabled(ctx.cluster.config):
+        # ApiVersionsManager leaves out the KIP-848 APIs unless group.coordinator.rebalance.protocols has `consumer`
+        keys = [entry for entry in keys if entry.api_key not in CONSUMER_PROTOCOL_API_KEYS]
+    return ApiVersionsResponse(error_code=0, api_keys=keys, throttle_time_ms=0)
 
 
 def unsupported_version_response(release_name: str = LATEST) -> ApiVersionsResponse:

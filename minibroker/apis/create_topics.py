@@ -1,6 +1,7 @@
 """CreateTopics (19): new topics with partitions and validated config overrides.
 
-Versions 2-7. ControllerApis.createTopics answers duplicated names itself, authorizes the rest (CREATE
+Versions 2-7, and 0-1 for release profiles before 4.0. ControllerApis.createTopics answers duplicated
+names itself, authorizes the rest (CREATE
 on the cluster, else CREATE on each topic: TOPIC_AUTHORIZATION_FAILED, "Authorization failed.", and
 nothing created) and hands the authorized topics to the controller as one operation
 (ReplicationControlManager.createTopics). A created topic's configs, partition count and replication
@@ -24,6 +25,8 @@ from .context import RequestContext
 
 API_KEY = 19
 MIN_VERSION, MAX_VERSION = 2, 7
+# Releases before 4.0 served v0-1 (KIP-896 removed them); they differ only in fields the engine leaves out.
+PRE_KIP896_MIN_VERSION = 0
 
 _Result = CreateTopicsResponse.CreatableTopicResult
 _Config = _Result.CreatableTopicConfigs

@@ -2,6 +2,7 @@
 
 As KafkaApis.handleDeleteGroupsRequest, a group named more than once is deleted and answered once; each group
 needs DELETE, and the refused ones are answered GROUP_AUTHORIZATION_FAILED after the others and not deleted.
+Classic and KIP-848 consumer groups alike: a consumer group with members is NON_EMPTY_GROUP.
 """
 
 from __future__ import annotations

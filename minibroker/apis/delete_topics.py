@@ -1,4 +1,4 @@
-"""DeleteTopics (20): remove topics by name (v1-5) or by name or id (v6).
+"""DeleteTopics (20): remove topics by name (v0-5; v0 only for release profiles before 4.0) or by name or id (v6).
 
 As ControllerApis.deleteTopics. With `delete.topic.enable=false` the operation fails as a whole: every topic
 of the request is answered as given with TOPIC_DELETION_DISABLED (INVALID_REQUEST before v3) and no message
@@ -23,6 +23,8 @@ from .context import RequestContext
 
 API_KEY = 20
 MIN_VERSION, MAX_VERSION = 1, 6
+# Releases before 4.0 served v0 (KIP-896 removed it): v1 without the throttle time.
+PRE_KIP896_MIN_VERSION = 0
 
 ZERO_UUID = uuid.UUID(int=0)
 _Result = DeleteTopicsResponse.DeletableTopicResult

@@ -1,4 +1,5 @@
-"""DescribeConfigs (32), v1-4: values with Kafka's config sources, synonyms, types and docs.
+"""DescribeConfigs (32), v1-4 (v0 for release profiles before 4.0): values with Kafka's config sources,
+synonyms, types and docs.
 
 Mirrors Kafka's ConfigHelper.describeConfigs: a TOPIC lists every topic config (LogConfig), BROKER "<id>"
 every broker config of the receiving node (read-only ones included), BROKER "" only the dynamic
@@ -23,6 +24,8 @@ from .context import RequestContext
 
 API_KEY = 32
 MIN_VERSION, MAX_VERSION = 1, 4
+# Releases before 4.0 served v0 (KIP-896 removed it): no synonyms, and is_default instead of config_source.
+PRE_KIP896_MIN_VERSION = 0
 
 _Result = DescribeConfigsResponse.DescribeConfigsResult
 _Config = _Result.DescribeConfigsResourceResult

@@ -3,6 +3,8 @@
 Versions 0-6, as KafkaApis.handleDescribeGroupsRequest: each group needs DESCRIBE, else it is answered
 GROUP_AUTHORIZATION_FAILED with nothing about it (DescribeGroupsResponse.groupError), ahead of the
 described groups; from v3 the caller's authorized operations on each described group when asked.
+A KIP-848 consumer group is not a classic group: "Dead" with no error before v6, from v6
+GROUP_ID_NOT_FOUND "Group X is not a classic group." (what Kafka 4 answers; ConsumerGroupDescribe describes it).
 """
 
 from __future__ import annotations
@@ -55,6 +57,8 @@ def _describe(ctx: RequestContext, group_id: str) -> Any:
         message = None
         if error is None and ctx.api_version >= NOT_FOUND_ERROR_FROM:
             error, message = ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} not found."
+            if group_id in ctx.cluster.groups.consumer.groups:
+                message = f"Group {group_id} is not a classic group."
         return _Group(error_code=error or 0, error_message=message, group_id=group_id,
                       group_state=GroupState.DEAD.value, protocol_type="", protocol_data="", members=[],
                       authorized_operations=NOT_REQUESTED)

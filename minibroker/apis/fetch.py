@@ -1,15 +1,26 @@
-"""Fetch (1): stored batches back to back, with a long poll woken by appends.
+"""Fetch (1): stored batches back to back, with a long poll woken by appends, and fetch sessions (v7+).
 
+Sessions are Kafka's FetchManager (KIP-227, core/fetch_sessions.py), one cache per node: a full request
+(epoch 0) is answered whole and opens a session, an incremental one names only the partitions it adds,
+changes or forgets and is answered with only the partitions that changed; epoch -1 fetches sessionless.
 With an authorizer a consumer needs READ on each topic (TOPIC_AUTHORIZATION_FAILED otherwise, before an
 unknown topic is reported), a follower CLUSTER_ACTION on the cluster (KafkaApis.handleFetchRequest).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Hashable
+from typing import Any, NamedTuple
 
 from ..core.acls import AclOperation, ResourceType
 from ..core.cluster import Cluster, Partition
+from ..core.fetch_sessions import (
+    ContextKind,
+    FetchContext,
+    PartitionAnswer,
+    answer_session,
+    new_context,
+)
 from ..core.pending import Pending
 from ..protocol import records
 from ..protocol.errors import ErrorCode, KafkaError
@@ -19,6 +30,8 @@ from .context import RequestContext
 
 API_KEY = 1
 MIN_VERSION, MAX_VERSION = 4, 18
+SESSION_MIN_VERSION = 7  # the first version with session ids and epochs
+TOPIC_ID_VERSION = 13  # topics by id, in requests, answers and sessions
 
 _TopicResponse = FetchResponse.FetchableTopicResponse
 _PartitionData = _TopicResponse.PartitionData
@@ -26,41 +39,66 @@ _LeaderIdAndEpoch = _PartitionData.LeaderIdAndEpoch
 _NodeEndpoint = FetchResponse.NodeEndpoint
 _AbortedTransaction = _PartitionData.AbortedTransaction
 
+# (topic key: its id from v13, its name before; the request's partition entry; the partition; an error)
+_Target = tuple[Hashable, Any, Partition | None, ErrorCode]
 
-def _resolve(cluster: Cluster, version: int, topic_req: Any) -> tuple[Any, ErrorCode]:
-    if version >= 13:
-        return cluster.topics_by_id.get(topic_req.topic_id), ErrorCode.UNKNOWN_TOPIC_ID
-    return cluster.topics.get(topic_req.topic), ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+def _topic(cluster: Cluster, version: int, key: Any) -> Any:
+    return cluster.topics_by_id.get(key) if version >= TOPIC_ID_VERSION else cluster.topics.get(key)
+
+
+def _replica_id(request: FetchRequest, version: int) -> int:
+    state = request.replica_state if version >= 15 else None
+    return state.replica_id if state is not None else request.replica_id
+
+
+def _context(request: FetchRequest, ctx: RequestContext) -> FetchContext | None:
+    """The request's fetch context; None before v7, which has no sessions."""
+    version = ctx.api_version
+    if version < SESSION_MIN_VERSION:
+        return None
+    uses_ids = version >= TOPIC_ID_VERSION
+    fetch_data = [((t.topic_id if uses_ids else t.topic, p.partition), p) for t in request.topics for p in t.partitions]
+    to_forget = [(t.topic_id if uses_ids else t.topic, p) for t in request.forgotten_topics_data for p in t.partitions]
+    return new_context(ctx.cluster.fetch_sessions(ctx.node.node_id), ctx.cluster.clock.now_ms(), request.session_id,
+                       request.session_epoch, uses_ids, _replica_id(request, version) >= 0, fetch_data, to_forget)
 
 
 def handle(request: FetchRequest, ctx: RequestContext) -> FetchResponse | Pending:
     cluster = ctx.cluster
     version = ctx.api_version
-    if version >= 7 and request.session_id != 0:
-        # We never hand out fetch sessions, so an incremental fetch names an unknown one.
-        return FetchResponse(throttle_time_ms=0, error_code=ErrorCode.FETCH_SESSION_ID_NOT_FOUND,
-                             session_id=0, responses=[], node_endpoints=[])
-    targets: list[tuple[Any, Any, Partition | None, ErrorCode]] = []
-    readable = _readable_topics(request, ctx)
-    for topic_req in request.topics:
-        topic, missing = _resolve(cluster, version, topic_req)
+    context = _context(request, ctx)
+    if context is not None and context.kind is ContextKind.ERROR:
+        return FetchResponse(throttle_time_ms=0, error_code=context.error, session_id=0, responses=[],
+                             node_endpoints=[])
+    wanted: list[tuple[Any, Any]]  # (topic key, the partition's fetch parameters), in fetch order
+    if context is not None and context.kind is ContextKind.INCREMENTAL:
+        wanted = [(cached.key[0], cached.request) for cached in context.partitions]
+    else:
+        key_field = "topic_id" if version >= TOPIC_ID_VERSION else "topic"
+        wanted = [(getattr(t, key_field), p) for t in request.topics for p in t.partitions]
+    topics = {key: _topic(cluster, version, key) for key, _ in wanted}
+    missing = ErrorCode.UNKNOWN_TOPIC_ID if version >= TOPIC_ID_VERSION else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+    readable = _readable_topics(request, ctx, [t.name if t is not None else k for k, t in topics.items()
+                                               if t is not None or version < TOPIC_ID_VERSION])
+    targets: list[_Target] = []
+    for key, part_req in wanted:
+        topic = topics[key]
         # KafkaApis.handleFetchRequest: an unknown topic id, then READ on the topic, then an unknown topic
-        refused = readable is not None and (topic is not None or version < 13) and (
-            topic.name if topic is not None else topic_req.topic) not in readable
-        for part_req in topic_req.partitions:
-            if refused:
-                targets.append((topic_req, part_req, None, ErrorCode.TOPIC_AUTHORIZATION_FAILED))
-            elif topic is None or not 0 <= part_req.partition < len(topic.partitions):
-                targets.append((topic_req, part_req, None, missing))
-            else:
-                targets.append((topic_req, part_req, topic.partitions[part_req.partition], ErrorCode.NONE))
+        refused = readable is not None and (topic is not None or version < TOPIC_ID_VERSION) and (
+            topic.name if topic is not None else key) not in readable
+        if refused:
+            targets.append((key, part_req, None, ErrorCode.TOPIC_AUTHORIZATION_FAILED))
+        elif topic is None or not 0 <= part_req.partition < len(topic.partitions):
+            targets.append((key, part_req, None, missing))
+        else:
+            targets.append((key, part_req, topic.partitions[part_req.partition], ErrorCode.NONE))
 
     def build() -> FetchResponse:
-        return _build_response(request, ctx, targets)
+        return _build_response(request, ctx, targets, context)
 
     min_bytes = max(request.min_bytes, 1)
     ready = _bytes_ready(ctx, targets, request)
-    if request.max_wait_ms <= 0 or ready >= min_bytes:
+    if request.max_wait_ms <= 0 or ready >= min_bytes or not targets:
         return build()
     # Built when the server sends it (Pending), so it reads the log as it is then.
     pending = Pending(build, cluster.clock.now_ms() + request.max_wait_ms)
@@ -76,7 +114,7 @@ def handle(request: FetchRequest, ctx: RequestContext) -> FetchResponse | Pendin
         if arrived[0] >= min_bytes:
             pending.complete()
 
-    for _topic_req, _part_req, partition, error in targets:
+    for _key, _part_req, partition, error in targets:
         if partition is not None and error == ErrorCode.NONE:
             pending.on_finish(partition.log.watch(on_append))
     return pending
@@ -85,20 +123,13 @@ def handle(request: FetchRequest, ctx: RequestContext) -> FetchResponse | Pendin
 READ_COMMITTED = 1
 
 
-def _readable_topics(request: FetchRequest, ctx: RequestContext) -> set[str] | None:
-    """The topics the caller may fetch from, None when all: READ on the topic for a consumer, CLUSTER_ACTION on
-    the cluster for a follower (replica id >= 0), which may then fetch every topic."""
+def _readable_topics(request: FetchRequest, ctx: RequestContext, names: list[str]) -> set[str] | None:
+    """Which of the fetched topics `names` the caller may read, None when all: READ on the topic for a
+    consumer, CLUSTER_ACTION on the cluster for a follower (replica id >= 0), which may then fetch every topic."""
     if ctx.cluster.authorizer is None:
         return None
-    state = request.replica_state if ctx.api_version >= 15 else None
-    replica_id = state.replica_id if state is not None else request.replica_id
-    if replica_id >= 0:
+    if _replica_id(request, ctx.api_version) >= 0:
         return None if ctx.authorize_cluster(AclOperation.CLUSTER_ACTION) else set()
-    if ctx.api_version >= 13:
-        topics = (ctx.cluster.topics_by_id.get(t.topic_id) for t in request.topics)
-        names = [topic.name for topic in topics if topic is not None]
-    else:
-        names = [t.topic for t in request.topics]
     return ctx.authorized_names(AclOperation.READ, ResourceType.TOPIC, names)
 
 
@@ -109,10 +140,9 @@ def _upper_bound(ctx: RequestContext, request: FetchRequest, partition: Partitio
     return None
 
 
-def _bytes_ready(ctx: RequestContext, targets: list[tuple[Any, Any, Partition | None, ErrorCode]],
-                 request: FetchRequest) -> int:
+def _bytes_ready(ctx: RequestContext, targets: list[_Target], request: FetchRequest) -> int:
     total = 0
-    for _topic_req, part_req, partition, error in targets:
+    for _key, part_req, partition, error in targets:
         if partition is None or error != ErrorCode.NONE:
             return 1 << 30  # an error answers at once
         if partition.leader_id != ctx.node.node_id:
@@ -124,25 +154,30 @@ def _bytes_ready(ctx: RequestContext, targets: list[tuple[Any, Any, Partition | 
     return total
 
 
-def _build_response(request: FetchRequest, ctx: RequestContext,
-                    targets: list[tuple[Any, Any, Partition | None, ErrorCode]]) -> FetchResponse:
+class _Read(NamedTuple):
+    """What was read of one partition, before it becomes an answer's PartitionData (only if it is sent)."""
+
+    error_code: int
+    high_watermark: int
+    log_start_offset: int
+    batches: StoredBatches
+    size: int  # of the batches
+    aborted: list[Any] | None
+    current_leader: Any
+
+
+def _build_response(request: FetchRequest, ctx: RequestContext, targets: list[_Target],
+                    context: FetchContext | None) -> FetchResponse:
     version = ctx.api_version
     remaining = request.max_bytes if version >= 3 else 2**31 - 1
-    by_topic: dict[int, Any] = {}
+    reads: list[_Read] = []
     leaders: set[int] = set()
-    for topic_req, part_req, partition, error in targets:
-        data = _partition_data(ctx, request, part_req, partition, error, remaining,
-                               min_one=remaining == request.max_bytes)
-        remaining -= data.records.size if isinstance(data.records, StoredBatches) else len(data.records)
-        if data.error_code == ErrorCode.NOT_LEADER_OR_FOLLOWER and partition is not None:
+    for _key, part_req, partition, error in targets:
+        read = _read(ctx, request, part_req, partition, error, remaining, min_one=remaining == request.max_bytes)
+        remaining -= read.size
+        if read.error_code == ErrorCode.NOT_LEADER_OR_FOLLOWER and partition is not None:
             leaders.add(partition.leader_id)
-        key = id(topic_req)
-        if key not in by_topic:
-            if version >= 13:
-                by_topic[key] = _TopicResponse(topic_id=topic_req.topic_id, partitions=[])
-            else:
-                by_topic[key] = _TopicResponse(topic=topic_req.topic, partitions=[])
-        by_topic[key].partitions.append(data)
+        reads.append(read)
     node_endpoints = []
     if version >= 16:
         for node_id in sorted(leaders):
@@ -150,48 +185,73 @@ def _build_response(request: FetchRequest, ctx: RequestContext,
             if node is not None:
                 host, port = ctx.address(node)
                 node_endpoints.append(_NodeEndpoint(node_id=node.node_id, host=host, port=port, rack=node.rack))
-    return FetchResponse(throttle_time_ms=0, error_code=0, session_id=0, responses=list(by_topic.values()),
+    session_id = 0
+    included: list[int] | range = range(len(reads))
+    if context is not None:
+        # preferred_read_replica is always -1 here: every partition has one replica to read from
+        answers = [PartitionAnswer((key, part_req.partition), part_req, read.size, read.high_watermark,
+                                   read.log_start_offset, read.error_code)
+                   for (key, part_req, _partition, _error), read in zip(targets, reads, strict=True)]
+        outcome = answer_session(context, ctx.cluster.fetch_sessions(ctx.node.node_id), ctx.cluster.clock.now_ms(),
+                                 answers)
+        if outcome.error != ErrorCode.NONE:
+            return FetchResponse(throttle_time_ms=0, error_code=outcome.error, session_id=outcome.session_id,
+                                 responses=[], node_endpoints=node_endpoints)
+        session_id, included = outcome.session_id, outcome.included
+    # FetchResponse.toMessage: consecutive partitions of one topic share a topic entry
+    responses: list[Any] = []
+    last_key: Any = object()
+    for index in included:
+        key, part_req, partition, _error = targets[index]
+        if key != last_key:
+            responses.append(_TopicResponse(topic_id=key, partitions=[]) if version >= TOPIC_ID_VERSION
+                             else _TopicResponse(topic=key, partitions=[]))
+            last_key = key
+        responses[-1].partitions.append(_partition_data(ctx, part_req, partition, reads[index]))
+    return FetchResponse(throttle_time_ms=0, error_code=0, session_id=session_id, responses=responses,
                          node_endpoints=node_endpoints)
 
 
-def _partition_data(ctx: RequestContext, request: FetchRequest, part_req: Any, partition: Partition | None,
-                    error: ErrorCode, remaining: int, min_one: bool) -> Any:
-    index = part_req.partition
+def _read(ctx: RequestContext, request: FetchRequest, part_req: Any, partition: Partition | None,
+          error: ErrorCode, remaining: int, min_one: bool) -> _Read:
     if partition is None:
-        return _PartitionData(partition_index=index, error_code=error, high_watermark=-1, last_stable_offset=-1,
-                              log_start_offset=-1, aborted_transactions=None, preferred_read_replica=-1,
-                              records=b"")
+        return _Read(error, -1, -1, StoredBatches(), 0, None, None)
     log = partition.log
     code = ErrorCode.NONE
-    extra: dict[str, Any] = {}
+    current_leader = None
     if partition.leader_id != ctx.node.node_id:
         code = ErrorCode.NOT_LEADER_OR_FOLLOWER
         if ctx.api_version >= 12:
-            extra["current_leader"] = _LeaderIdAndEpoch(leader_id=partition.leader_id, leader_epoch=log.leader_epoch)
+            current_leader = _LeaderIdAndEpoch(leader_id=partition.leader_id, leader_epoch=log.leader_epoch)
     elif part_req.current_leader_epoch > log.leader_epoch:
         code = ErrorCode.UNKNOWN_LEADER_EPOCH
     elif 0 <= part_req.current_leader_epoch < log.leader_epoch:
         code = ErrorCode.FENCED_LEADER_EPOCH
     batches = StoredBatches()
-    upper_bound = _upper_bound(ctx, request, partition)
     aborted = None
     if code == ErrorCode.NONE:
         try:
             limit = max(min(part_req.partition_max_bytes, remaining), 0)
-            batches = StoredBatches(log.read(part_req.fetch_offset, limit, min_one=min_one, upper_bound=upper_bound))
+            batches = StoredBatches(log.read(part_req.fetch_offset, limit, min_one=min_one,
+                                             upper_bound=_upper_bound(ctx, request, partition)))
         except KafkaError as exc:
             code = exc.code
     if request.isolation_level == READ_COMMITTED:
         read_end = records.read_header(batches[-1]).last_offset + 1 if batches else part_req.fetch_offset
         aborted = [_AbortedTransaction(producer_id=txn.producer_id, first_offset=txn.first_offset)
                    for txn in partition.producer_state.aborted_between(part_req.fetch_offset, read_end)]
+    return _Read(code, log.high_watermark, log.log_start_offset, batches, batches.size, aborted, current_leader)
+
+
+def _partition_data(ctx: RequestContext, part_req: Any, partition: Partition | None, read: _Read) -> Any:
+    extra: dict[str, Any] = {} if read.current_leader is None else {"current_leader": read.current_leader}
     return _PartitionData(
-        partition_index=index, error_code=code, high_watermark=log.high_watermark,
-        last_stable_offset=ctx.cluster.last_stable_offset(partition), log_start_offset=log.log_start_offset,
-        aborted_transactions=aborted, preferred_read_replica=-1,
+        partition_index=part_req.partition, error_code=read.error_code, high_watermark=read.high_watermark,
+        last_stable_offset=ctx.cluster.last_stable_offset(partition) if partition is not None else -1,
+        log_start_offset=read.log_start_offset, aborted_transactions=read.aborted, preferred_read_replica=-1,
         # Kafka sends an empty record set, never null, even with an error (librdkafka refuses -1); stored
         # batches go to the socket as they are (stored_batch_holders)
-        records=batches if batches else b"", **extra,
+        records=read.batches if read.batches else b"", **extra,
     )
 
 

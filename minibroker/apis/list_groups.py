@@ -1,7 +1,8 @@
 """ListGroups (16): every group, filtered by state (v4+) and type (v5+).
 
 As KafkaApis.handleListGroupsRequest, DESCRIBE on the cluster lists every group; without it only the
-groups the caller may DESCRIBE are listed (the others are left out, no error).
+groups the caller may DESCRIBE are listed (the others are left out, no error). Classic and KIP-848
+consumer groups are listed alike, each with its type.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ API_KEY = 16
 MIN_VERSION, MAX_VERSION = 0, 5
 
 CLASSIC = "classic"
+CONSUMER = "consumer"
 
 
 def handle(request: ListGroupsRequest, ctx: RequestContext) -> ListGroupsResponse:
@@ -21,13 +23,17 @@ def handle(request: ListGroupsRequest, ctx: RequestContext) -> ListGroupsRespons
     types = {t.lower() for t in request.types_filter} if ctx.api_version >= 5 else set()
     sees_all = ctx.authorize_cluster(AclOperation.DESCRIBE)
     groups = []
-    for group in ctx.cluster.groups.groups.values():
-        if states and group.state.value.lower() not in states:
+    listed: list[tuple[str, str, str, str]] = [  # (id, protocol type, state, type)
+        (g.group_id, g.protocol_type or "", g.state.value, CLASSIC) for g in ctx.cluster.groups.groups.values()]
+    # KIP-848 consumer groups: protocol type "consumer", Kafka's ConsumerGroupState names
+    listed += [(g.group_id, CONSUMER, g.state.value, CONSUMER) for g in ctx.cluster.groups.consumer.groups.values()]
+    for group_id, protocol_type, state, group_type in listed:
+        if states and state.lower() not in states:
             continue
-        if types and CLASSIC not in types:
+        if types and group_type not in types:
             continue
-        if not sees_all and not ctx.authorize(AclOperation.DESCRIBE, ResourceType.GROUP, group.group_id):
+        if not sees_all and not ctx.authorize(AclOperation.DESCRIBE, ResourceType.GROUP, group_id):
             continue
-        groups.append(ListGroupsResponse.ListedGroup(group_id=group.group_id, protocol_type=group.protocol_type or "",
-                                                     group_state=group.state.value, group_type=CLASSIC))
+        groups.append(ListGroupsResponse.ListedGroup(group_id=group_id, protocol_type=protocol_type,
+                                                     group_state=state, group_type=group_type))
     return ListGroupsResponse(throttle_time_ms=0, error_code=0, groups=groups)

@@ -6,6 +6,9 @@ unknown topic is reported; refused topics come last in the answer, each entry as
 in the request is INVALID_REQUEST, then a special timestamp the request's version does not know is
 UNSUPPORTED_VERSION, both before the partition is looked up; each partition is answered once, and each topic
 in one entry.
+
+v0 (removed by KIP-896 in Kafka 4.0, served for older release profiles) is Kafka 3.9's
+handleListOffsetRequestV0: up to `max_num_offsets` offsets in `old_style_offsets`, newest first.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from .context import RequestContext
 
 API_KEY = 2
 MIN_VERSION, MAX_VERSION = 1, 11
+PRE_KIP896_MIN_VERSION = 0  # releases before 4.0 served v0
 
 LATEST_TIMESTAMP = -1
 EARLIEST_TIMESTAMP = -2
@@ -42,6 +46,8 @@ _Partition = _Topic.ListOffsetsPartitionResponse
 
 
 def handle(request: ListOffsetsRequest, ctx: RequestContext) -> ListOffsetsResponse:
+    if ctx.api_version == 0:
+        return _handle_v0(request, ctx)
     cluster = ctx.cluster
     refused = []
     describable = ctx.authorized_names(AclOperation.DESCRIBE, ResourceType.TOPIC, (t.name for t in request.topics))
@@ -126,3 +132,56 @@ def _lookup(part_req: Any, log: Any, last_stable_offset: int | None) -> Any:
     if found is None:
         return _answer(index, ErrorCode.NONE, -1, -1, -1)
     return _answer(index, ErrorCode.NONE, found[1], found[0], epoch)
+
+
+def _handle_v0(request: ListOffsetsRequest, ctx: RequestContext) -> ListOffsetsResponse:
+    """KafkaApis.handleListOffsetRequestV0: DESCRIBE per topic, then UnifiedLog.legacyFetchOffsetsBefore."""
+    describable = ctx.authorized_names(AclOperation.DESCRIBE, ResourceType.TOPIC, (t.name for t in request.topics))
+    answered, refused = [], []
+    for topic_req in request.topics:
+        if topic_req.name not in describable:
+            refused.append(_Topic(name=topic_req.name, partitions=[
+                _old_style(p.partition_index, ErrorCode.TOPIC_AUTHORIZATION_FAILED) for p in topic_req.partitions]))
+            continue
+        topic = ctx.cluster.topics.get(topic_req.name)
+        partitions = []
+        for part_req in topic_req.partitions:
+            index = part_req.partition_index
+            if topic is None or not 0 <= index < len(topic.partitions):
+                partitions.append(_old_style(index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
+            elif topic.partitions[index].leader_id != ctx.node.node_id:
+                partitions.append(_old_style(index, ErrorCode.NOT_LEADER_OR_FOLLOWER))
+            else:
+                log = topic.partitions[index].log
+                partitions.append(_old_style(index, ErrorCode.NONE, _legacy_offsets(
+                    log, part_req.timestamp, part_req.max_num_offsets, request.replica_id,
+                    ctx.cluster.clock.now_ms())))
+        answered.append(_Topic(name=topic_req.name, partitions=partitions))
+    return ListOffsetsResponse(throttle_time_ms=0, topics=answered + refused)
+
+
+def _legacy_offsets(log: Any, timestamp: int, max_num_offsets: int, replica_id: int, now_ms: int) -> list[int]:
+    """legacyFetchOffsetsBefore over our one segment: its start (last written now) and, when it holds
+    anything, the log end offset at the present time; a consumer never sees past the high watermark."""
+    points = [log.log_start_offset]
+    if log.log_end_offset > log.log_start_offset:
+        points.append(log.log_end_offset)
+    if timestamp == LATEST_TIMESTAMP:
+        start = len(points) - 1
+    elif timestamp == EARLIEST_TIMESTAMP:
+        start = 0
+    else:
+        # the one segment was last modified by the latest append: only "latest" is at or before a time
+        # from the past; a timestamp from before every segment finds nothing
+        start = len(points) - 1 if timestamp >= now_ms else -1
+    offsets = sorted((points[i] for i in range(start, max(start - max_num_offsets, -1), -1)), reverse=True)
+    if replica_id == -1:  # a consumer
+        high_watermark = log.high_watermark
+        if any(offset > high_watermark for offset in offsets):
+            offsets = [high_watermark] + [offset for offset in offsets if offset <= high_watermark]
+    return offsets
+
+
+def _old_style(index: int, code: ErrorCode, offsets: list[int] | None = None) -> Any:
+    return _Partition(partition_index=index, error_code=code, timestamp=-1, offset=-1, leader_epoch=-1,
+                      old_style_offsets=offsets or [])

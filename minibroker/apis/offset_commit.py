@@ -7,6 +7,8 @@ TOPIC_AUTHORIZATION_FAILED, whether it exists or not; a topic it does not know, 
 not have, UNKNOWN_TOPIC_OR_PARTITION. Only the remaining partitions reach the coordinator, so its errors
 (NOT_COORDINATOR, ILLEGAL_GENERATION, ...) fall on those alone, and with none left it is not asked at all (no
 NOT_COORDINATOR, no group created). The empty group id is a group like any other (only a null one is refused).
+For a KIP-848 consumer group the generation is the member epoch: an older one is STALE_MEMBER_EPOCH, a newer
+one FENCED_MEMBER_EPOCH, and its members must commit with v9+ (ConsumerGroup.validateOffsetCommit).
 """
 
 from __future__ import annotations
@@ -73,7 +75,8 @@ def handle(request: OffsetCommitRequest, ctx: RequestContext) -> OffsetCommitRes
         committed = iter(cluster.groups.commit_offsets(
             request.group_id, request.generation_id_or_member_epoch, request.member_id,
             request.group_instance_id if version >= 7 else None, allowed,
-            ErrorCode.GROUP_ID_NOT_FOUND if version >= GROUP_ID_NOT_FOUND_FROM else ErrorCode.ILLEGAL_GENERATION))
+            ErrorCode.GROUP_ID_NOT_FOUND if version >= GROUP_ID_NOT_FOUND_FROM else ErrorCode.ILLEGAL_GENERATION,
+            api_version=version))
     return _response(request, [next(committed) if code is None else code for code in answered], version)
 
 

@@ -4,6 +4,8 @@ Authorized as KafkaApis.handleOffsetFetchRequest: DESCRIBE on each group, else t
 GROUP_AUTHORIZATION_FAILED (OffsetFetchResponse.groupError); then DESCRIBE on each topic: a listed topic the
 caller may not describe is answered TOPIC_AUTHORIZATION_FAILED on its partitions, after the others, and an
 "all partitions" request leaves such topics out without a word.
+From v9 a member of a KIP-848 consumer group names itself and its epoch: UNKNOWN_MEMBER_ID,
+STALE_MEMBER_EPOCH or FENCED_MEMBER_EPOCH for the group otherwise (ConsumerGroup.validateOffsetFetch).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ API_KEY = 9
 MIN_VERSION, MAX_VERSION = 1, 10
 
 NO_OFFSET = -1
+MEMBER_EPOCH_FROM = 9  # KIP-848: OffsetFetch names the member and its epoch
 
 _Partition = OffsetFetchResponse.OffsetFetchResponseTopic.OffsetFetchResponsePartition  # v1-7
 _Topics = OffsetFetchResponse.OffsetFetchResponseGroup.OffsetFetchResponseTopics  # v8+
@@ -87,6 +90,10 @@ def _group(ctx: RequestContext, wanted_group: Any, require_stable: bool) -> Any:
     cluster: Cluster = ctx.cluster
     version = ctx.api_version
     error = _group_error(ctx, wanted_group.group_id)
+    if error is None and version >= MEMBER_EPOCH_FROM:
+        checked = cluster.groups.validate_offset_fetch(wanted_group.group_id, wanted_group.member_id,
+                                                       wanted_group.member_epoch)
+        error = checked if checked is not ErrorCode.NONE else None
     names_by_id = {}
     wanted = None
     refused = []

@@ -1,13 +1,21 @@
-"""Produce (0): validate and append one batch per partition; v14 reports the KIP-1269 window."""
+"""Produce (0): validate and append one batch per partition; v14 reports the KIP-1269 window.
+
+Versions 3-14 at every profile; v0-2 (message sets of magic 0 and 1, removed by KIP-896 in Kafka 4.0)
+only for profiles of releases before 4.0, converted to one magic 2 batch on append as Kafka 3.9's
+LogValidator does (its broker wrote message format v2 whatever the producer sent).
+"""
 
 from __future__ import annotations
 
+import struct
+import zlib
 from typing import Any
 
 from ..core.acls import AclOperation, ResourceType
 from ..core.cluster import INTERNAL_TOPICS, Partition
+from ..core.log_validator import decompression_bound
 from ..protocol import records
-from ..protocol.errors import ErrorCode, KafkaError, RecordValidationError
+from ..protocol.errors import DecompressionLimitError, ErrorCode, KafkaError, RecordValidationError
 from ..protocol.messages import ProduceRequest, ProduceResponse
 from ..protocol.produce_response import encode_produce_response
 from .context import CloseConnection, RequestContext
@@ -17,6 +25,8 @@ MIN_VERSION, MAX_VERSION = 3, 14
 # Kafka 4 advertises Produce from v0 (KAFKA-18659: older librdkafka turns compression
 # off otherwise) while refusing v0-2 requests, which close the connection.
 ADVERTISED_MIN_VERSION = 0
+# Releases before 4.0 served Produce from v0 (KIP-896 removed v0-2).
+PRE_KIP896_MIN_VERSION = 0
 DEFAULT_BATCHES_TO_RETAIN = 5
 
 _TopicResponse = ProduceResponse.TopicProduceResponse
@@ -102,6 +112,8 @@ def handle(request: ProduceRequest, ctx: RequestContext) -> ProduceResponse | No
 
 def encode_body(response: ProduceResponse, version: int) -> bytes | None:
     """The answer's body written without the engine when it is the common one (see dispatch.encode_response)."""
+    if version < MIN_VERSION:
+        return None  # v0-2 answers (old release profiles) are rare: the engine writes them
     return encode_produce_response(response, version)
 
 
@@ -186,6 +198,9 @@ def _produce_partition(partition: Partition, data: bytes | None, request: Produc
     try:
         if not data:
             raise KafkaError(ErrorCode.INVALID_RECORD, "Produce request carries no record batch")
+        if ctx.api_version < 3 and len(data) > _MAGIC_OFFSET and data[_MAGIC_OFFSET] < 2:
+            data = convert_legacy_message_set(data, decompression_bound(
+                ctx.cluster.topic_config(partition.topic, "max.message.bytes")))
         header = records.read_header(data)
         if header.magic != 2:
             raise KafkaError(ErrorCode.INVALID_RECORD, "Produce requests v3+ must use record batch magic 2")
@@ -216,3 +231,150 @@ def _produce_partition(partition: Partition, data: bytes | None, request: Produc
     return _PartitionResponse(index=index, error_code=0, base_offset=result.base_offset,
                               log_append_time_ms=result.log_append_time, log_start_offset=result.log_start_offset,
                               record_errors=[], error_message=None)
+
+
+# --- message sets of magic 0 and 1 (Produce v0-2) ----------------------------------------------------
+
+_MAGIC_OFFSET = 16  # an entry's magic: after offset, size and (legacy) crc, or (v2) offset, length, epoch
+_LEGACY_ENTRY = struct.Struct(">qiIbb")  # offset, message size, crc, magic, attributes
+_LEGACY_OVERHEAD_V0 = 14  # LegacyRecord.RECORD_OVERHEAD_V0: crc, magic, attributes, key and value lengths
+_INT32 = struct.Struct(">i")
+_INT64 = struct.Struct(">q")
+_LOG_APPEND_TIME_ATTR = 0x08
+DEFAULT_DECOMPRESSION_BOUND = decompression_bound(1048588)  # for the default max.message.bytes
+
+
+def _legacy_bytes(data: bytes, pos: int, end: int) -> tuple[bytes | None, int]:
+    if pos + 4 > end:
+        raise KafkaError(ErrorCode.CORRUPT_MESSAGE, "Record is corrupt: field length past the message")
+    size = _INT32.unpack_from(data, pos)[0]
+    pos += 4
+    if size < 0:
+        return None, pos
+    if pos + size > end:
+        raise KafkaError(ErrorCode.CORRUPT_MESSAGE, "Record is corrupt: field length past the message")
+    return data[pos:pos + size], pos + size
+
+
+def _legacy_entries(data: bytes) -> list[tuple[int, int, int, int, bytes | None, bytes | None]]:
+    """(offset, magic, attributes, timestamp, key, value) of each whole entry; a partial tail is dropped,
+    as Kafka's ByteBufferLogInputStream stops at it. A CRC mismatch is CORRUPT_MESSAGE (ensureValid)."""
+    entries = []
+    pos = 0
+    while len(data) - pos >= records.LOG_OVERHEAD:
+        size = _INT32.unpack_from(data, pos + 8)[0]
+        if size < _LEGACY_OVERHEAD_V0:
+            raise KafkaError(ErrorCode.CORRUPT_MESSAGE,
+                             f"Record size {size} is less than the minimum record overhead ({_LEGACY_OVERHEAD_V0})")
+        end = pos + records.LOG_OVERHEAD + size
+        if end > len(data):
+            break
+        offset, _, crc, magic, attributes = _LEGACY_ENTRY.unpack_from(data, pos)
+        if magic > 1:
+            raise KafkaError(ErrorCode.INVALID_RECORD, f"Log record magic {magic} does not match the message set's")
+        if zlib.crc32(data[pos + 16:end]) != crc:
+            raise KafkaError(ErrorCode.CORRUPT_MESSAGE,
+                             f"Record is corrupt (stored crc = {crc}, computed crc = {zlib.crc32(data[pos + 16:end])})")
+        field = pos + 18
+        timestamp = -1  # RecordBatch.NO_TIMESTAMP: magic 0 has none
+        if magic == 1:
+            if field + 8 > end:
+                raise KafkaError(ErrorCode.CORRUPT_MESSAGE, "Record is corrupt: no room for the timestamp")
+            timestamp = _INT64.unpack_from(data, field)[0]
+            field += 8
+        key, field = _legacy_bytes(data, field, end)
+        value, field = _legacy_bytes(data, field, end)
+        entries.append((offset, magic, attributes, timestamp, key, value))
+        pos = end
+    return entries
+
+
+def convert_legacy_message_set(data: bytes | bytearray | memoryview, limit: int = DEFAULT_DECOMPRESSION_BOUND
+                               ) -> bytes:
+    """One magic 2 batch holding the records of a magic 0/1 message set, as Kafka 3.9's LogValidator
+    converts them (no producer id, no headers; magic 0 records get no timestamp; a compressed wrapper's
+    inner records are validated and taken out; the batch keeps the producer's codec).
+
+    A wrapper whose messages would expand beyond `limit` bytes is MESSAGE_TOO_LARGE, as a v2 batch's are.
+    """
+    data = bytes(data)
+    converted: list[tuple[bytes | None, bytes | None]] = []
+    timestamps: list[int] = []
+    codec = records.COMPRESSION_NONE
+    for wrapper_offset, magic, attributes, timestamp, key, value in _legacy_entries(data):
+        wrapper_codec = attributes & records.ATTR_COMPRESSION_MASK
+        if wrapper_codec == records.COMPRESSION_NONE:
+            converted.append((key, value))
+            timestamps.append(timestamp)
+            continue
+        codec = wrapper_codec
+        payload = value or b""
+        if magic == 0 and codec == records.COMPRESSION_LZ4:
+            payload = _fix_lz4_header_checksum(payload)
+        try:
+            # an unknown codec id is UNKNOWN_SERVER_ERROR, as Kafka's CompressionType.forId failing
+            inner = b"".join(records.iter_decompressed(wrapper_codec, payload, limit))
+        except DecompressionLimitError:
+            raise KafkaError(ErrorCode.MESSAGE_TOO_LARGE, f"The compressed message set expands beyond {limit} "
+                             "bytes") from None
+        entries = _legacy_entries(inner)
+        if magic == 1 and not entries:
+            raise KafkaError(ErrorCode.INVALID_RECORD, "Found invalid compressed record set with no inner records")
+        # AbstractLegacyRecordBatch's deep iterator: a magic 1 wrapper's offset is its last inner record's,
+        # the inner ones are relative to the base that gives (used only when not negative)
+        base = wrapper_offset - entries[-1][0] if entries else -1
+        for expected, (inner_offset, inner_magic, inner_attributes, inner_timestamp, inner_key,
+                       inner_value) in enumerate(entries):
+            if inner_magic != magic:
+                raise KafkaError(ErrorCode.INVALID_RECORD, "Log record magic does not match outer magic")
+            if inner_attributes & records.ATTR_COMPRESSION_MASK:
+                raise KafkaError(ErrorCode.INVALID_RECORD, "Compressed outer record should not have an inner record "
+                                 "with a compression attribute set")
+            absolute = base + inner_offset if base >= 0 else inner_offset
+            if magic == 1 and absolute != expected:
+                # LogValidator: the inner offsets of a magic 1 wrapper run 0, 1, ...
+                raise KafkaError(ErrorCode.INVALID_RECORD, "Inner record inside the compressed record batch does "
+                                 f"not have incremental offsets, expected offset is {expected}")
+            converted.append((inner_key, inner_value))
+            # a wrapper stamped with LogAppendTime gives its time to every inner record
+            timestamps.append(timestamp if attributes & _LOG_APPEND_TIME_ATTR else inner_timestamp)
+    if not converted:
+        raise KafkaError(ErrorCode.CORRUPT_MESSAGE, "Produce request carries no whole message")
+    return records.build_batch(converted, timestamps=timestamps, compression=codec)
+
+
+_LZ4_MAGIC = b"\x04\x22\x4d\x18"
+_XXH_PRIMES = (2654435761, 2246822519, 3266489917, 668265263, 374761393)
+_U32 = 0xFFFFFFFF
+
+
+def _xxh32_short(data: bytes) -> int:
+    """XXH32 with seed 0 of fewer than 16 bytes (an LZ4 frame descriptor)."""
+    p1, p2, p3, p4, p5 = _XXH_PRIMES
+    h = (p5 + len(data)) & _U32
+    pos = 0
+    while pos + 4 <= len(data):
+        h = (h + int.from_bytes(data[pos:pos + 4], "little") * p3) & _U32
+        h = (((h << 17) | (h >> 15)) & _U32) * p4 & _U32
+        pos += 4
+    for byte in data[pos:]:
+        h = (h + byte * p5) & _U32
+        h = (((h << 11) | (h >> 21)) & _U32) * p1 & _U32
+    h ^= h >> 15
+    h = h * p2 & _U32
+    h ^= h >> 13
+    h = h * p3 & _U32
+    return h ^ (h >> 16)
+
+
+def _fix_lz4_header_checksum(payload: bytes) -> bytes:
+    """Magic 0 LZ4 wrappers carry Kafka 0.8's wrong frame header checksum (KAFKA-3160: it hashed the magic
+    too); Kafka reads them ignoring it, so the right one is written before the frame is decoded."""
+    if len(payload) < 7 or payload[:4] != _LZ4_MAGIC:
+        return payload
+    flags = payload[4]
+    end = 6 + (8 if flags & 0x08 else 0) + (4 if flags & 0x01 else 0)  # content size, dictionary id
+    if len(payload) <= end:
+        return payload
+    checksum = (_xxh32_short(payload[4:end]) >> 8) & 0xFF
+    return payload[:end] + bytes((checksum,)) + payload[end + 1:]

@@ -17,6 +17,7 @@ from .acls import StandardAuthorizer, parse_super_users
 from .clock import Clock, SystemClock
 from .config import LATEST_APPEND_MODE, BrokerConfig
 from .credentials import CredentialStore
+from .fetch_sessions import FetchSessionCache
 from .group_coordinator import GroupCoordinator
 from .log_validator import TopicPolicy, validate_batch
 from .partition_log import PartitionLog
@@ -226,6 +227,7 @@ class Cluster:
         self._next_retention_check = self.clock.now_ms() + self.config["log.retention.check.interval.ms"]
         self._next_producer_expiry_check = self.clock.now_ms() + self.config["producer.id.expiration.check.interval.ms"]
         self._leader_cycle = itertools.count()
+        self._fetch_sessions: dict[int, FetchSessionCache] = {}  # per node: each is a broker with its own cache
         self._modes: dict[int, int | None] = {}  # per node: duplicate_range, for config version _modes_version
         self._modes_version = -1
         self.groups = GroupCoordinator(self.config, self.clock, self._partition_exists)
@@ -278,6 +280,14 @@ class Cluster:
         if name not in cache:
             cache[name] = self.config.topic_value(name, topic.configs)
         return cache[name]
+
+    def fetch_sessions(self, node_id: int) -> FetchSessionCache:
+        """Node `node_id`'s fetch sessions (KIP-227), sized by `max.incremental.fetch.session.cache.slots`."""
+        cache = self._fetch_sessions.get(node_id)
+        if cache is None:
+            cache = self._fetch_sessions[node_id] = FetchSessionCache(
+                self.config["max.incremental.fetch.session.cache.slots"])
+        return cache
 
     def batches_to_retain(self, partition: Partition) -> int:
         """The KIP-1269 window of a partition: the topic config, or Kafka's fixed 5 on a leader without KIP-1269,

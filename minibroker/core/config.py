@@ -309,6 +309,13 @@ _IMPLEMENTED_BROKER = frozenset({
     "connection.failed.authentication.delay.ms",
     # ACLs (core/acls.py)
     "authorizer.class.name",
+    # KIP-848 consumer groups (core/consumer_groups.py)
+    "group.coordinator.rebalance.protocols", "group.consumer.assignors", "group.consumer.heartbeat.interval.ms",
+    "group.consumer.min.heartbeat.interval.ms", "group.consumer.max.heartbeat.interval.ms",
+    "group.consumer.session.timeout.ms", "group.consumer.min.session.timeout.ms",
+    "group.consumer.max.session.timeout.ms", "group.consumer.max.size",
+    # fetch sessions (core/fetch_sessions.py)
+    "max.incremental.fetch.session.cache.slots",
 })
 
 # Accepted with any valid value: they tune threads, buffers, files, disk flushing, replication fetchers,

@@ -7,6 +7,13 @@ at the rebalance timeout, when members that did not rejoin are dropped.
 Session and rebalance deadlines are read from the clock on `tick`, so tests
 move time by hand. JoinGroup and SyncGroup answers that must wait are
 `Pending`s the coordinator completes.
+
+KIP-848 consumer groups live beside the classic ones (`consumer`, see
+consumer_groups.py); a group id names one group of either type, and committed
+offsets are kept here for both. An empty group of one type becomes a group of
+the other when a member of the other protocol joins it, as Kafka 4 converts
+it; a non-empty one refuses that member (Kafka's online migration, a classic
+member inside a consumer group, is not implemented).
 """
 
 from __future__ import annotations
@@ -15,11 +22,20 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
+from typing import Any
 
 from ..protocol.consumer_protocol import CONSUMER_PROTOCOL_TYPE, subscribed_topics
 from ..protocol.errors import ErrorCode
 from .clock import Clock
 from .config import BrokerConfig
+from .consumer_groups import (
+    LEAVE_GROUP_MEMBER_EPOCH,
+    LEAVE_GROUP_STATIC_MEMBER_EPOCH,
+    ConsumerGroup,
+    ConsumerGroupCoordinator,
+    HeartbeatResult,
+    member_topics,
+)
 from .pending import Pending
 
 # A waiting JoinGroup/SyncGroup is a safety net only: the coordinator answers it at the
@@ -174,7 +190,30 @@ class GroupCoordinator:
         self.clock = clock
         self.partition_exists = partition_exists
         self.groups: dict[str, Group] = {}
+        self.consumer = ConsumerGroupCoordinator(config, clock)
         self._next_offset_expiry_check = 0
+
+    def _offsets_group(self, group_id: str) -> Group | ConsumerGroup | None:
+        """The group of either type holding `group_id`'s offsets."""
+        return self.groups.get(group_id) or self.consumer.groups.get(group_id)
+
+    # -- KIP-848 -------------------------------------------------------------------------
+
+    def consumer_heartbeat(self, group_id: str, member_id: str, member_epoch: int,
+                           **details: Any) -> HeartbeatResult:
+        """ConsumerGroupHeartbeat; an empty classic group of that id becomes a consumer group."""
+        classic = self.groups.get(group_id)
+        if classic is not None and member_epoch not in (LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH):
+            if member_epoch != 0 or classic.members or classic.state is not GroupState.EMPTY:
+                # GroupMetadataManager.getOrMaybeCreateConsumerGroup: the id belongs to a classic group
+                return HeartbeatResult(ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a consumer group")
+            del self.groups[group_id]
+            converted = self.consumer.groups[group_id] = ConsumerGroup(group_id,
+                                                                        state_timestamp_ms=self.clock.now_ms())
+            converted.offsets, converted.pending_txn_offsets = classic.offsets, classic.pending_txn_offsets
+        elif classic is not None:
+            return HeartbeatResult(ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a consumer group")
+        return self.consumer.heartbeat(group_id, member_id, member_epoch, **details)
 
     # -- join ------------------------------------------------------------------------
 
@@ -206,6 +245,16 @@ class GroupCoordinator:
             return JoinResult(ErrorCode.UNKNOWN_SERVER_ERROR, member_id)
         if rebalance_timeout_ms < 0:
             rebalance_timeout_ms = session_timeout_ms  # JoinGroup v0 has no rebalance timeout
+        modern = self.consumer.groups.get(group_id)
+        if modern is not None:
+            if modern.members:
+                # Kafka 4 would admit the member as a classic-protocol member of the consumer group (online
+                # migration); without that, the protocols are inconsistent
+                return JoinResult(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, member_id)
+            if not member_id:
+                del self.consumer.groups[group_id]  # an empty consumer group becomes a classic one
+                converted = self.groups[group_id] = Group(group_id, state_timestamp_ms=self.clock.now_ms())
+                converted.offsets, converted.pending_txn_offsets = modern.offsets, modern.pending_txn_offsets
         group = self.groups.get(group_id)
         if group is None:
             if member_id:
@@ -520,6 +569,7 @@ class GroupCoordinator:
 
     def tick(self) -> None:
         """Expire sessions, end overdue rebalances, drop expired offsets."""
+        self.consumer.tick()
         now = self.clock.now_ms()
         for group in list(self.groups.values()):
             for pending_id, deadline in list(group.pending_members.items()):
@@ -565,18 +615,34 @@ class GroupCoordinator:
             if not group.offsets and not group.members and not group.pending_txn_offsets:
                 group.state = GroupState.DEAD
                 del self.groups[group.group_id]
+        for modern in list(self.consumer.groups.values()):
+            if modern.members:
+                continue
+            for key, committed in list(modern.offsets.items()):
+                if now - max(committed.commit_timestamp, modern.state_timestamp_ms) >= retention_ms:
+                    del modern.offsets[key]
+            if not modern.offsets and not modern.pending_txn_offsets:
+                del self.consumer.groups[modern.group_id]
 
     # -- offsets -----------------------------------------------------------------------------
 
     def commit_offsets(self, group_id: str, generation_id: int, member_id: str, group_instance_id: str | None,
                        offsets: list[tuple[str, int, int, int, str | None]],
-                       unknown_group_error: ErrorCode = ErrorCode.ILLEGAL_GENERATION) -> list[ErrorCode]:
+                       unknown_group_error: ErrorCode = ErrorCode.ILLEGAL_GENERATION,
+                       api_version: int | None = None) -> list[ErrorCode]:
         """OffsetCommit: one error per (topic, partition, offset, leader epoch, metadata).
 
         `unknown_group_error` answers a generation for a group that does not exist (the caller picks it by
         version: OffsetMetadataManager.validateOffsetCommit answers GROUP_ID_NOT_FOUND from OffsetCommit v9).
         """
         # The empty group id is a group like any other: GroupCoordinatorService.commitOffsets refuses only null.
+        modern = self.consumer.groups.get(group_id)
+        if modern is not None:
+            # KIP-848: the generation is the member epoch (ConsumerGroup.validateOffsetCommit)
+            code = self.consumer.validate_offset_commit(modern, member_id, generation_id, api_version)
+            if code is not ErrorCode.NONE:
+                return [code for _ in offsets]
+            return self._store_offsets(modern.offsets, offsets)
         group = self.groups.get(group_id)
         error = ErrorCode.NONE
         if group is None:
@@ -593,6 +659,10 @@ class GroupCoordinator:
         member = group.members.get(member_id)
         if member is not None:
             self._touch(member)
+        return self._store_offsets(group.offsets, offsets)
+
+    def _store_offsets(self, store: dict[tuple[str, int], CommittedOffset],
+                       offsets: list[tuple[str, int, int, int, str | None]]) -> list[ErrorCode]:
         now = self.clock.now_ms()
         max_metadata = self.config["offset.metadata.max.bytes"]
         errors = []
@@ -602,9 +672,16 @@ class GroupCoordinator:
             elif metadata is not None and len(metadata.encode()) > max_metadata:
                 errors.append(ErrorCode.OFFSET_METADATA_TOO_LARGE)
             else:
-                group.offsets[(topic, partition)] = CommittedOffset(offset, leader_epoch, metadata or "", now)
+                store[(topic, partition)] = CommittedOffset(offset, leader_epoch, metadata or "", now)
                 errors.append(ErrorCode.NONE)
         return errors
+
+    def validate_offset_fetch(self, group_id: str, member_id: str | None, member_epoch: int) -> ErrorCode:
+        """OffsetFetch v9+: a consumer group's member must fetch at its current epoch (STALE_MEMBER_EPOCH)."""
+        modern = self.consumer.groups.get(group_id)
+        if modern is None:
+            return ErrorCode.NONE  # classic groups do not check (ClassicGroup.validateOffsetFetch)
+        return self.consumer.validate_offset_fetch(modern, member_id, member_epoch)
 
     @staticmethod
     def _commit_allowed(group: Group, generation_id: int, member_id: str, group_instance_id: str | None) -> ErrorCode:
@@ -626,6 +703,15 @@ class GroupCoordinator:
                            group_instance_id: str | None,
                            offsets: list[tuple[str, int, int, int, str | None]]) -> list[ErrorCode]:
         """TxnOffsetCommit: offsets held back until the producer's transaction commits."""
+        modern = self.consumer.groups.get(group_id)
+        if modern is not None:
+            code = ErrorCode.NONE
+            if generation_id >= 0 or member_id:
+                code = self.consumer.validate_offset_commit(modern, member_id, generation_id, None)
+            if code is not ErrorCode.NONE:
+                return [code for _ in offsets]
+            held: dict[tuple[str, int], CommittedOffset] = modern.pending_txn_offsets.setdefault(producer_id, {})
+            return self._store_offsets(held, offsets)
         group = self.groups.get(group_id)
         error = ErrorCode.NONE
         if group is None:
@@ -651,7 +737,7 @@ class GroupCoordinator:
 
     def complete_txn_offsets(self, group_id: str, producer_id: int, committed: bool) -> None:
         """The producer's transaction ended: its held-back offsets become visible, or are dropped."""
-        group = self.groups.get(group_id)
+        group = self._offsets_group(group_id)
         if group is None:
             return
         pending = group.pending_txn_offsets.pop(producer_id, {})
@@ -660,13 +746,13 @@ class GroupCoordinator:
 
     def has_pending_txn_offset(self, group_id: str, topic: str, partition: int) -> bool:
         """Whether an open transaction holds a commit for this partition (OffsetFetch require_stable)."""
-        group = self.groups.get(group_id)
+        group = self._offsets_group(group_id)
         return group is not None and any((topic, partition) in held for held in group.pending_txn_offsets.values())
 
     def fetch_offsets(self, group_id: str, partitions: list[tuple[str, int]] | None
                       ) -> list[tuple[str, int, CommittedOffset | None]]:
         """OffsetFetch: the committed offset of each partition (None if none); all of them if `partitions` is None."""
-        group = self.groups.get(group_id)
+        group = self._offsets_group(group_id)
         offsets = group.offsets if group is not None else {}
         if partitions is None:
             return [(topic, partition, committed) for (topic, partition), committed in sorted(offsets.items())]
@@ -674,6 +760,19 @@ class GroupCoordinator:
 
     def delete_offsets(self, group_id: str, partitions: list[tuple[str, int]]) -> tuple[ErrorCode, list[ErrorCode]]:
         """OffsetDelete: (group error, one error per partition)."""
+        modern = self.consumer.groups.get(group_id)
+        if modern is not None:
+            subscribed_now: set[str] = set()
+            for member in modern.members.values():
+                subscribed_now |= member_topics(member, modern.subscribed_partition_counts)
+            codes = []
+            for topic, partition in partitions:
+                if topic in subscribed_now:
+                    codes.append(ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC)
+                else:
+                    modern.offsets.pop((topic, partition), None)
+                    codes.append(ErrorCode.NONE)
+            return ErrorCode.NONE, codes
         group = self.groups.get(group_id)
         if group is None or group.state is GroupState.DEAD:
             return ErrorCode.GROUP_ID_NOT_FOUND, []
@@ -699,6 +798,14 @@ class GroupCoordinator:
         errors = []
         for group_id in group_ids:
             # GroupCoordinatorService.deleteGroups refuses only a null id: "" is looked up like any other
+            modern = self.consumer.groups.get(group_id)
+            if modern is not None:
+                if modern.members or modern.pending_txn_offsets:
+                    errors.append(ErrorCode.NON_EMPTY_GROUP)
+                else:
+                    del self.consumer.groups[group_id]
+                    errors.append(ErrorCode.NONE)
+                continue
             group = self.groups.get(group_id)
             if group is None or group.state is GroupState.DEAD:
                 errors.append(ErrorCode.GROUP_ID_NOT_FOUND)
@@ -712,6 +819,7 @@ class GroupCoordinator:
 
     def forget_topic(self, topic: str) -> None:
         """Drop committed offsets of a deleted topic."""
-        for group in self.groups.values():
+        groups: list[Group | ConsumerGroup] = [*self.groups.values(), *self.consumer.groups.values()]
+        for group in groups:
             for key in [key for key in group.offsets if key[0] == topic]:
                 del group.offsets[key]

@@ -165,6 +165,18 @@ with quiet_schema_loading():  # read_text is deprecated; see quiet_schema_loadin
     class DeleteGroupsResponse(ApiMessage, load_json=_schemas):  # type: ignore[call-arg]
         """DeleteGroupsResponse 0-3; v3 adds a per-group ErrorMessage."""
 
+    class ConsumerGroupHeartbeatRequest(ApiMessage, load_json=_schemas):  # type: ignore[call-arg]
+        """ConsumerGroupHeartbeatRequest 0-1 (KIP-848; not bundled with kafka-python)."""
+
+    class ConsumerGroupHeartbeatResponse(ApiMessage, load_json=_schemas):  # type: ignore[call-arg]
+        """ConsumerGroupHeartbeatResponse 0-1."""
+
+    class ConsumerGroupDescribeRequest(ApiMessage, load_json=_schemas):  # type: ignore[call-arg]
+        """ConsumerGroupDescribeRequest 0-1 (KIP-848)."""
+
+    class ConsumerGroupDescribeResponse(ApiMessage, load_json=_schemas):  # type: ignore[call-arg]
+        """ConsumerGroupDescribeResponse 0-1; v1 adds MemberType."""
+
 
 try:  # DescribeTopicPartitions lives in different modules across kafka-python releases
     from kafka.protocol.admin import (  # type: ignore[attr-defined]
@@ -226,6 +238,8 @@ MESSAGE_PAIRS: list[tuple[Any, Any]] = [
     (SaslAuthenticateRequest, SaslAuthenticateResponse),
     (DescribeUserScramCredentialsRequest, DescribeUserScramCredentialsResponse),
     (AlterUserScramCredentialsRequest, AlterUserScramCredentialsResponse),
+    (ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse),
+    (ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse),
 ]
 
 REQUESTS: dict[int, Any] = {req.API_KEY: req for req, _ in MESSAGE_PAIRS}

@@ -19,6 +19,8 @@ from minibroker.protocol.messages import (
     AlterPartitionReassignmentsRequest,
     AlterUserScramCredentialsRequest,
     ApiVersionsRequest,
+    ConsumerGroupDescribeRequest,
+    ConsumerGroupHeartbeatRequest,
     CreateAclsRequest,
     CreatePartitionsRequest,
     CreateTopicsRequest,
@@ -260,6 +262,12 @@ BUILDERS: dict[int, tuple[Callable[[Env, int], Any], Callable[[Any], list[int]]]
     28: (lambda env, v: TxnOffsetCommitRequest(transactional_id="matrix-txn", group_id="g", producer_id=1,
                                                producer_epoch=0, topics=[]),
          lambda r: [len(r.topics)]),
+    68: (lambda env, v: ConsumerGroupHeartbeatRequest(
+        group_id="matrix-cg", member_id="matrix-member", member_epoch=0, instance_id=None, rack_id=None,
+        rebalance_timeout_ms=30_000, subscribed_topic_names=[env.topic], subscribed_topic_regex=None,
+        server_assignor=None, topic_partitions=[]), lambda r: [r.error_code]),
+    69: (lambda env, v: ConsumerGroupDescribeRequest(group_ids=["matrix-cg"], include_authorized_operations=False),
+         lambda r: [g.error_code for g in r.groups]),
     65: (lambda env, v: DescribeTransactionsRequest(transactional_ids=["matrix-none"]),
          lambda r: [0 if s.error_code == ErrorCode.TRANSACTIONAL_ID_NOT_FOUND else s.error_code
                     for s in r.transaction_states]),

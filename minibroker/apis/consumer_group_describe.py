@@ -1,0 +1,87 @@
+"""ConsumerGroupDescribe (69): state, epochs, members and assignments of KIP-848 consumer groups.
+
+Versions 0-1 (Kafka 4.x); v1 adds each member's type (always consumer here: no classic members join a
+consumer group). As KafkaApis.handleConsumerGroupDescribe: UNSUPPORTED_VERSION for every group unless
+`group.coordinator.rebalance.protocols` contains `consumer`; DESCRIBE on each group, else
+GROUP_AUTHORIZATION_FAILED; an unknown id is GROUP_ID_NOT_FOUND "Group X not found." and a classic group's
+"Group X is not a consumer group." (GroupMetadataManager.consumerGroupDescribe).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..core.acls import AclOperation, ResourceType
+from ..core.consumer_groups import Assignment, consumer_protocol_enabled
+from ..protocol.errors import ErrorCode
+from ..protocol.messages import ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse
+from .authorized_operations import to_32bit_field
+from .context import RequestContext
+from .group_common import coordinator_error
+
+API_KEY = 69
+MIN_VERSION, MAX_VERSION = 0, 1
+
+MEMBER_TYPE_CONSUMER = 1  # v1: 0 classic, 1 consumer
+NOT_REQUESTED = -(2**31)  # the schema default, Integer.MIN_VALUE (a plain int32 here, see authorized_operations)
+
+_Group = ConsumerGroupDescribeResponse.DescribedGroup
+_Member = _Group.Member
+_Assignment = _Member.Assignment
+
+
+def _failed(group_id: str, code: ErrorCode, message: str | None = None) -> Any:
+    return _Group(error_code=code, error_message=message, group_id=group_id, group_state="", group_epoch=0,
+                  assignment_epoch=0, assignor_name="", members=[], authorized_operations=NOT_REQUESTED)
+
+
+def handle(request: ConsumerGroupDescribeRequest, ctx: RequestContext) -> ConsumerGroupDescribeResponse:
+    if not consumer_protocol_enabled(ctx.cluster.config):
+        return ConsumerGroupDescribeResponse(throttle_time_ms=0, groups=[
+            _failed(g, ErrorCode.UNSUPPORTED_VERSION) for g in request.group_ids])
+    groups = []
+    for group_id in request.group_ids:
+        if not ctx.authorize(AclOperation.DESCRIBE, ResourceType.GROUP, group_id):
+            groups.append(_failed(group_id, ErrorCode.GROUP_AUTHORIZATION_FAILED))
+            continue
+        error = coordinator_error(ctx, group_id)
+        if error is not None:
+            groups.append(_failed(group_id, error))
+            continue
+        described = _describe(ctx, group_id)
+        if described.error_code == 0 and request.include_authorized_operations:
+            described.authorized_operations = to_32bit_field(ctx.authorized_operations(ResourceType.GROUP, group_id))
+        groups.append(described)
+    return ConsumerGroupDescribeResponse(throttle_time_ms=0, groups=groups)
+
+
+def _assignment(ctx: RequestContext, assignment: Assignment) -> Any:
+    parts = []
+    for name, partitions in sorted(assignment.items()):
+        topic = ctx.cluster.topics.get(name)
+        if topic is not None and partitions:
+            parts.append(_Assignment.TopicPartitions(topic_id=topic.topic_id, topic_name=name,
+                                                     partitions=sorted(partitions)))
+    return _Assignment(topic_partitions=parts)
+
+
+def _describe(ctx: RequestContext, group_id: str) -> Any:
+    coordinator = ctx.cluster.groups
+    group = coordinator.consumer.groups.get(group_id)
+    if group is None:
+        if group_id in coordinator.groups:
+            return _failed(group_id, ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a consumer group.")
+        return _failed(group_id, ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} not found.")
+    members = [
+        _Member(member_id=m.member_id, instance_id=m.instance_id, rack_id=m.rack_id, member_epoch=m.member_epoch,
+                client_id=m.client_id, client_host=m.client_host,
+                subscribed_topic_names=sorted(m.subscribed_topic_names),
+                subscribed_topic_regex=m.subscribed_topic_regex,
+                assignment=_assignment(ctx, m.assigned),
+                target_assignment=_assignment(ctx, group.target.get(m.member_id, {})),
+                member_type=MEMBER_TYPE_CONSUMER)
+        for m in group.members.values()
+    ]
+    return _Group(error_code=0, error_message=None, group_id=group_id, group_state=group.state.value,
+                  group_epoch=group.group_epoch, assignment_epoch=group.assignment_epoch,
+                  assignor_name=group.assignor_name, members=members, authorized_operations=NOT_REQUESTED)

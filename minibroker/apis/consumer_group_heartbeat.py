@@ -1,0 +1,81 @@
+"""ConsumerGroupHeartbeat (68): join, heartbeat in and leave a KIP-848 consumer group.
+
+Versions 0-1 (Kafka 4.x); v1 adds the regex subscription and requires the client to name itself (KIP-1082).
+As KafkaApis.handleConsumerGroupHeartbeat: UNSUPPORTED_VERSION unless `group.coordinator.rebalance.protocols`
+contains `consumer`; READ on the group, else GROUP_AUTHORIZATION_FAILED; DESCRIBE on every subscribed topic
+name, else TOPIC_AUTHORIZATION_FAILED; a regex subscription resolves only to topics the caller may DESCRIBE.
+The state machine is GroupMetadataManager's (core/consumer_groups.py); topics travel by id on the wire and by
+name inside the coordinator.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..core.acls import AclOperation, ResourceType
+from ..core.consumer_groups import Assignment, consumer_protocol_enabled
+from ..protocol.errors import ErrorCode
+from ..protocol.messages import ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse
+from .context import RequestContext
+from .group_common import coordinator_error
+
+API_KEY = 68
+MIN_VERSION, MAX_VERSION = 0, 1
+
+REGEX_FROM = 1
+CLIENT_MEMBER_ID_FROM = 1  # KIP-1082
+
+
+def _error(code: ErrorCode, message: str | None = None) -> ConsumerGroupHeartbeatResponse:
+    return ConsumerGroupHeartbeatResponse(throttle_time_ms=0, error_code=code, error_message=message,
+                                          member_id=None, member_epoch=0, heartbeat_interval_ms=0, assignment=None)
+
+
+def handle(request: ConsumerGroupHeartbeatRequest, ctx: RequestContext) -> ConsumerGroupHeartbeatResponse:
+    cluster = ctx.cluster
+    if not consumer_protocol_enabled(cluster.config):
+        return _error(ErrorCode.UNSUPPORTED_VERSION)
+    if not ctx.authorize(AclOperation.READ, ResourceType.GROUP, request.group_id):
+        return _error(ErrorCode.GROUP_AUTHORIZATION_FAILED)
+    names = request.subscribed_topic_names
+    if names and len(ctx.authorized_names(AclOperation.DESCRIBE, ResourceType.TOPIC, names)) < len(set(names)):
+        # KafkaApis: a client may not learn of topics it cannot describe by subscribing to them
+        return _error(ErrorCode.TOPIC_AUTHORIZATION_FAILED)
+    error = coordinator_error(ctx, request.group_id)
+    if error is not None:
+        return _error(error)
+    if ctx.api_version >= CLIENT_MEMBER_ID_FROM and not (request.member_id or "").strip():
+        return _error(ErrorCode.INVALID_REQUEST, "MemberId can't be empty.")
+    regex = request.subscribed_topic_regex if ctx.api_version >= REGEX_FROM else None
+    visible: set[str] = set(cluster.topics)
+    if regex is not None:
+        visible = ctx.authorized_names(AclOperation.DESCRIBE, ResourceType.TOPIC, visible)
+    topics = {name: len(cluster.topics[name].partitions) for name in visible}
+    owned: Assignment | None = None
+    if request.topic_partitions is not None:
+        owned = {}
+        for entry in request.topic_partitions:
+            topic = cluster.topics_by_id.get(entry.topic_id)
+            if topic is not None:  # a deleted topic's partitions are owned by nobody
+                owned.setdefault(topic.name, set()).update(entry.partitions)
+    result = cluster.groups.consumer_heartbeat(
+        request.group_id, request.member_id, request.member_epoch,
+        instance_id=request.instance_id, rack_id=request.rack_id,
+        rebalance_timeout_ms=request.rebalance_timeout_ms,
+        subscribed_topic_names=request.subscribed_topic_names, subscribed_topic_regex=regex,
+        server_assignor=request.server_assignor, owned=owned, client_id=ctx.client_id or "",
+        client_host=ctx.client_host, topics=topics)
+    if result.error is not ErrorCode.NONE:
+        return _error(result.error, result.message)
+    assignment: Any = None
+    if result.assignment is not None:
+        parts = []
+        for name, partitions in sorted(result.assignment.items()):
+            topic = cluster.topics.get(name)
+            if topic is not None:
+                parts.append(ConsumerGroupHeartbeatResponse.Assignment.TopicPartitions(
+                    topic_id=topic.topic_id, partitions=sorted(partitions)))
+        assignment = ConsumerGroupHeartbeatResponse.Assignment(topic_partitions=parts)
+    return ConsumerGroupHeartbeatResponse(throttle_time_ms=0, error_code=0, error_message=None,
+                                          member_id=result.member_id, member_epoch=result.member_epoch,
+                                          heartbeat_interval_ms=result.heartbeat_interval_ms, assignment=assignment)

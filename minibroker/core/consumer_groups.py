@@ -1,0 +1,642 @@
+"""KIP-848 consumer groups, as Kafka 4's GroupMetadataManager runs them.
+
+The broker computes each member's target assignment with a server-side
+assignor (`group.consumer.assignors`: uniform, range) and reconciles every
+member towards it one heartbeat at a time (Kafka's CurrentAssignmentBuilder):
+a partition taken from a member is first revoked (the member keeps its epoch
+and is told its smaller assignment), and only when no member owns it any more
+is it given to its new owner. The group epoch moves when membership,
+subscriptions or the subscribed topics change; the target assignment is
+recomputed in the heartbeat that sees the new epoch, so a first member gets
+its partitions in its first heartbeat answer.
+
+Sessions (`group.consumer.session.timeout.ms`) and revocation deadlines (the
+member's rebalance timeout) are read from the clock on `tick`.
+
+Regex subscriptions: Kafka 4 compiles them with RE2J and a topic matches when
+the whole name matches (`Matcher.matches`). We use Python's `re.fullmatch`;
+the syntax differs where RE2J refuses what `re` accepts (backreferences,
+lookaround), which Kafka answers INVALID_REGULAR_EXPRESSION and we accept.
+Kafka resolves regexes in the background at most every few seconds; we
+resolve them on each heartbeat, which only makes new topics show up sooner.
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+from ..protocol.errors import ErrorCode
+from .clock import Clock
+from .config import BrokerConfig, ConfigError
+
+LEAVE_GROUP_MEMBER_EPOCH = -1
+LEAVE_GROUP_STATIC_MEMBER_EPOCH = -2
+
+CONSUMER_GROUP_TYPE = "consumer"
+
+# Kafka's assignor class names, accepted in `group.consumer.assignors` beside the short names
+_ASSIGNOR_CLASSES = {
+    "org.apache.kafka.coordinator.group.assignor.UniformAssignor": "uniform",
+    "org.apache.kafka.coordinator.group.assignor.RangeAssignor": "range",
+}
+
+Assignment = dict[str, set[int]]  # topic name -> partitions
+
+
+class ConsumerGroupState(Enum):
+    """ConsumerGroup.ConsumerGroupState, named as ListGroups and ConsumerGroupDescribe show them."""
+
+    EMPTY = "Empty"
+    ASSIGNING = "Assigning"
+    RECONCILING = "Reconciling"
+    STABLE = "Stable"
+    DEAD = "Dead"
+
+
+class MemberState(Enum):
+    """MemberState of CurrentAssignmentBuilder."""
+
+    STABLE = "stable"
+    UNREVOKED_PARTITIONS = "unrevoked_partitions"
+    UNRELEASED_PARTITIONS = "unreleased_partitions"
+
+
+class HeartbeatError(Exception):
+    """A heartbeat refused with a Kafka error code and message."""
+
+    def __init__(self, code: ErrorCode, message: str | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+@dataclass
+class HeartbeatResult:
+    """What a ConsumerGroupHeartbeat answers."""
+
+    error: ErrorCode = ErrorCode.NONE
+    message: str | None = None
+    member_id: str | None = None
+    member_epoch: int = 0
+    heartbeat_interval_ms: int = 0
+    assignment: Assignment | None = None
+
+
+@dataclass(eq=False)
+class ConsumerGroupMember:
+    """ConsumerGroupMember: subscription, epochs and the partitions it owns or is giving back."""
+
+    member_id: str
+    instance_id: str | None = None
+    rack_id: str | None = None
+    client_id: str = ""
+    client_host: str = ""
+    rebalance_timeout_ms: int = 0
+    subscribed_topic_names: list[str] = field(default_factory=list)
+    subscribed_topic_regex: str | None = None
+    server_assignor: str | None = None
+    member_epoch: int = 0
+    previous_member_epoch: int = -1
+    state: MemberState = MemberState.STABLE
+    assigned: Assignment = field(default_factory=dict)
+    pending_revocation: Assignment = field(default_factory=dict)
+    session_deadline_ms: int = 0
+    revocation_deadline_ms: int | None = None
+
+    def owned(self) -> set[tuple[str, int]]:
+        """Partitions this member holds: assigned ones and those it still has to revoke."""
+        return {(t, p) for part in (self.assigned, self.pending_revocation) for t, ps in part.items() for p in ps}
+
+
+@dataclass(eq=False)
+class ConsumerGroup:
+    """A consumer-protocol group: members, epochs, target assignment and committed offsets."""
+
+    group_id: str
+    group_epoch: int = 0
+    assignment_epoch: int = 0
+    members: dict[str, ConsumerGroupMember] = field(default_factory=dict)
+    static_members: dict[str, str] = field(default_factory=dict)  # instance id -> member id
+    target: dict[str, Assignment] = field(default_factory=dict)
+    owners: dict[tuple[str, int], str] = field(default_factory=dict)  # partition -> member owning it
+    subscribed_partition_counts: dict[str, int] = field(default_factory=dict)
+    offsets: dict[tuple[str, int], Any] = field(default_factory=dict)
+    pending_txn_offsets: dict[int, dict[tuple[str, int], Any]] = field(default_factory=dict)
+    state_timestamp_ms: int = 0
+    assignor_name: str = "uniform"
+
+    @property
+    def state(self) -> ConsumerGroupState:
+        if not self.members:
+            return ConsumerGroupState.EMPTY
+        if self.group_epoch != self.assignment_epoch:
+            return ConsumerGroupState.ASSIGNING
+        if any(m.member_epoch != self.assignment_epoch or m.state is not MemberState.STABLE
+               for m in self.members.values()):
+            return ConsumerGroupState.RECONCILING
+        return ConsumerGroupState.STABLE
+
+    def subscribed_topics(self, topics: Mapping[str, int]) -> set[str]:
+        """Every topic some member subscribes to, by name or by regex, among `topics`."""
+        subscribed: set[str] = set()
+        for member in self.members.values():
+            subscribed |= member_topics(member, topics)
+        return subscribed
+
+
+def member_topics(member: ConsumerGroupMember, topics: Mapping[str, int]) -> set[str]:
+    """The existing topics a member subscribes to, by name or by regex."""
+    subscribed = {name for name in member.subscribed_topic_names if name in topics}
+    if member.subscribed_topic_regex:
+        pattern = re.compile(member.subscribed_topic_regex)
+        subscribed |= {name for name in topics if pattern.fullmatch(name)}
+    return subscribed
+
+
+def new_member_id() -> str:
+    """A member id as Kafka's Uuid.randomUuid().toString() prints: 22 url-safe base64 characters."""
+    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+
+
+def _copy(assignment: Assignment) -> Assignment:
+    return {t: set(ps) for t, ps in assignment.items() if ps}
+
+
+def _is_subset(owned: Assignment, assigned: Assignment) -> bool:
+    return all(ps <= assigned.get(t, set()) for t, ps in owned.items())
+
+
+# -- assignors ---------------------------------------------------------------------------------------
+
+
+def uniform_assign(members: Mapping[str, set[str]], counts: Mapping[str, int],
+                   current: Mapping[str, Assignment]) -> dict[str, Assignment]:
+    """UniformAssignor: partitions spread evenly over the members subscribed to them, moving as few as possible."""
+    result: dict[str, set[tuple[str, int]]] = {m: set() for m in members}
+    taken: set[tuple[str, int]] = set()
+    for member_id in sorted(members):  # keep what each member has and still subscribes to
+        for topic, partitions in current.get(member_id, {}).items():
+            if topic in members[member_id]:
+                for p in partitions:
+                    if p < counts.get(topic, 0) and (topic, p) not in taken:
+                        result[member_id].add((topic, p))
+                        taken.add((topic, p))
+    eligible: dict[tuple[str, int], list[str]] = {}
+    for topic in sorted({t for subs in members.values() for t in subs}):
+        subscribers = sorted(m for m, subs in members.items() if topic in subs)
+        for p in range(counts.get(topic, 0)):
+            eligible[(topic, p)] = subscribers
+    for tp in sorted(eligible):
+        if tp not in taken:
+            owner = min(eligible[tp], key=lambda m: (len(result[m]), m))
+            result[owner].add(tp)
+    # balance: move partitions from the most to the least loaded member that may take them
+    moved = True
+    while moved:
+        moved = False
+        for tp in sorted(eligible):
+            owner = next(m for m in eligible[tp] if tp in result[m])
+            least = min(eligible[tp], key=lambda m: (len(result[m]), m))
+            if len(result[owner]) - len(result[least]) > 1:
+                result[owner].discard(tp)
+                result[least].add(tp)
+                moved = True
+    return {m: _by_topic(tps) for m, tps in result.items()}
+
+
+def range_assign(members: Mapping[str, set[str]], counts: Mapping[str, int],
+                 current: Mapping[str, Assignment]) -> dict[str, Assignment]:
+    """RangeAssignor: per topic, contiguous ranges of partitions to the subscribed members in member-id order."""
+    result: dict[str, Assignment] = {m: {} for m in members}
+    for topic in sorted({t for subs in members.values() for t in subs}):
+        subscribers = sorted(m for m, subs in members.items() if topic in subs)
+        count = counts.get(topic, 0)
+        quota, extra = divmod(count, len(subscribers))
+        start = 0
+        for index, member_id in enumerate(subscribers):
+            size = quota + (1 if index < extra else 0)
+            if size:
+                result[member_id][topic] = set(range(start, start + size))
+            start += size
+    return result
+
+
+def _by_topic(partitions: set[tuple[str, int]]) -> Assignment:
+    out: Assignment = {}
+    for topic, p in partitions:
+        out.setdefault(topic, set()).add(p)
+    return out
+
+
+ASSIGNORS = {"uniform": uniform_assign, "range": range_assign}
+
+
+def consumer_protocol_enabled(config: BrokerConfig) -> bool:
+    """Whether the KIP-848 APIs are served: `group.coordinator.rebalance.protocols` lists `consumer`."""
+    return "consumer" in [p.strip().lower() for p in config["group.coordinator.rebalance.protocols"]]
+
+
+def validate_configs(config: BrokerConfig) -> None:
+    """GroupCoordinatorConfig's start-up checks of the consumer-group configs: ConfigError as Kafka refuses."""
+    protocols = [p.strip().lower() for p in config["group.coordinator.rebalance.protocols"]]
+    if "classic" not in protocols:
+        raise ConfigError("Disabling the 'classic' protocol is not supported.")
+    prefix = "group.consumer."
+    for what in ("heartbeat.interval.ms", "session.timeout.ms"):
+        value, low, high = (config[prefix + what], config[prefix + "min." + what], config[prefix + "max." + what])
+        if high < low:
+            raise ConfigError(f"{prefix}max.{what} must be greater than or equal to {prefix}min.{what}")
+        if value < low:
+            raise ConfigError(f"{prefix}{what} must be greater than or equal to {prefix}min.{what}")
+        if value > high:
+            raise ConfigError(f"{prefix}{what} must be less than or equal to {prefix}max.{what}")
+    if config[prefix + "heartbeat.interval.ms"] >= config[prefix + "session.timeout.ms"]:
+        raise ConfigError(f"{prefix}heartbeat.interval.ms must be less than {prefix}session.timeout.ms")
+    for name in config[prefix + "assignors"]:
+        if _ASSIGNOR_CLASSES.get(name, name) not in ASSIGNORS:
+            raise ConfigError(f"Invalid value {name} for configuration {prefix}assignors: minibroker implements "
+                              "uniform and range")
+
+
+class ConsumerGroupCoordinator:
+    """Every consumer-protocol group of the cluster. Sans-IO: time comes from `clock`."""
+
+    def __init__(self, config: BrokerConfig, clock: Clock) -> None:
+        validate_configs(config)
+        self.config = config
+        self.clock = clock
+        self.groups: dict[str, ConsumerGroup] = {}
+
+    # -- configuration --------------------------------------------------------------------------
+
+    def assignors(self) -> list[str]:
+        """The configured assignors by short name, the default first."""
+        names = [_ASSIGNOR_CLASSES.get(name, name) for name in self.config["group.consumer.assignors"]]
+        return [name for name in names if name in ASSIGNORS] or ["uniform"]
+
+    def session_timeout_ms(self) -> int:
+        return int(self.config["group.consumer.session.timeout.ms"])
+
+    def heartbeat_interval_ms(self) -> int:
+        return int(self.config["group.consumer.heartbeat.interval.ms"])
+
+    # -- heartbeat ---------------------------------------------------------------------------------
+
+    def validate(self, group_id: str, member_id: str, member_epoch: int, instance_id: str | None,
+                 rack_id: str | None, rebalance_timeout_ms: int, subscribed_topic_names: list[str] | None,
+                 subscribed_topic_regex: str | None, server_assignor: str | None,
+                 owned: Assignment | None) -> None:
+        """throwIfConsumerGroupHeartbeatRequestIsInvalid (Kafka 4.x): HeartbeatError with Kafka's message.
+
+        The v1 rule that the client names itself is the API module's; here a member id is required where
+        every version requires it.
+        """
+        if (member_epoch > 0 or member_epoch == LEAVE_GROUP_MEMBER_EPOCH) and not member_id.strip():
+            raise HeartbeatError(ErrorCode.INVALID_REQUEST, "MemberId can't be empty.")
+        for value, name in ((group_id, "GroupId"), (instance_id, "InstanceId"), (rack_id, "RackId")):
+            if value is not None and not value.strip():
+                raise HeartbeatError(ErrorCode.INVALID_REQUEST, f"{name} can't be empty.")
+        if member_epoch == 0:
+            if rebalance_timeout_ms == -1:
+                raise HeartbeatError(ErrorCode.INVALID_REQUEST, "RebalanceTimeoutMs must be provided in first request.")
+            if owned is None or any(owned.values()):
+                raise HeartbeatError(ErrorCode.INVALID_REQUEST, "TopicPartitions must be empty when (re-)joining.")
+            if not subscribed_topic_names and not subscribed_topic_regex:
+                raise HeartbeatError(ErrorCode.INVALID_REQUEST,
+                                     "SubscribedTopicNames or SubscribedTopicRegex must be set in first request.")
+        elif member_epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH:
+            if instance_id is None:
+                raise HeartbeatError(ErrorCode.INVALID_REQUEST, "InstanceId can't be null.")
+        elif member_epoch < LEAVE_GROUP_STATIC_MEMBER_EPOCH:
+            raise HeartbeatError(ErrorCode.INVALID_REQUEST, "MemberEpoch is invalid.")
+        if subscribed_topic_regex is not None:
+            try:
+                re.compile(subscribed_topic_regex)
+            except re.error as exc:
+                raise HeartbeatError(ErrorCode.INVALID_REGULAR_EXPRESSION,
+                                     f"SubscribedTopicRegex `{subscribed_topic_regex}` is not a valid regular "
+                                     f"expression: {exc}.") from None
+        if server_assignor is not None and server_assignor not in self.assignors():
+            raise HeartbeatError(ErrorCode.UNSUPPORTED_ASSIGNOR,
+                                 f"ServerAssignor {server_assignor} is not supported. Supported assignors: "
+                                 f"{', '.join(self.assignors())}.")
+
+    def heartbeat(self, group_id: str, member_id: str, member_epoch: int, *, instance_id: str | None = None,
+                  rack_id: str | None = None, rebalance_timeout_ms: int = -1,
+                  subscribed_topic_names: list[str] | None = None, subscribed_topic_regex: str | None = None,
+                  server_assignor: str | None = None, owned: Assignment | None = None, client_id: str = "",
+                  client_host: str = "", topics: Mapping[str, int] | None = None) -> HeartbeatResult:
+        """ConsumerGroupHeartbeat: join, heartbeat, reconcile or leave; `topics` maps names to partition counts."""
+        topics = topics or {}
+        try:
+            if not member_id and member_epoch == 0:
+                member_id = new_member_id()  # v0: the coordinator names a new member
+            self.validate(group_id, member_id, member_epoch, instance_id, rack_id, rebalance_timeout_ms,
+                          subscribed_topic_names, subscribed_topic_regex, server_assignor, owned)
+            if member_epoch in (LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH):
+                return self._leave(group_id, member_id, member_epoch, instance_id)
+            return self._heartbeat(group_id, member_id, member_epoch, instance_id, rack_id, rebalance_timeout_ms,
+                                   subscribed_topic_names, subscribed_topic_regex, server_assignor, owned,
+                                   client_id, client_host, topics)
+        except HeartbeatError as exc:
+            return HeartbeatResult(exc.code, exc.message)
+
+    def _group(self, group_id: str, create: bool) -> ConsumerGroup:
+        group = self.groups.get(group_id)
+        if group is None:
+            if not create:
+                raise HeartbeatError(ErrorCode.GROUP_ID_NOT_FOUND, f"Consumer group {group_id} not found.")
+            group = self.groups[group_id] = ConsumerGroup(group_id, state_timestamp_ms=self.clock.now_ms())
+        return group
+
+    @staticmethod
+    def _member(group: ConsumerGroup, member_id: str) -> ConsumerGroupMember:
+        member = group.members.get(member_id)
+        if member is None:
+            raise HeartbeatError(ErrorCode.UNKNOWN_MEMBER_ID,
+                                 f"Member {member_id} is not a member of group {group.group_id}.")
+        return member
+
+    @staticmethod
+    def _check_epoch(member: ConsumerGroupMember, received: int, owned: Assignment | None) -> None:
+        """throwIfMemberEpochIsInvalid."""
+        if received > member.member_epoch:
+            raise HeartbeatError(ErrorCode.FENCED_MEMBER_EPOCH,
+                                 f"The consumer group member has a greater member epoch ({received}) than the one "
+                                 f"known by the group coordinator ({member.member_epoch}). The member must abandon "
+                                 "all its partitions and rejoin.")
+        if received < member.member_epoch:
+            # the answer that bumped the epoch may have been lost: the previous epoch is accepted with a subset
+            if received != member.previous_member_epoch or not _is_subset(owned or {}, member.assigned):
+                raise HeartbeatError(ErrorCode.FENCED_MEMBER_EPOCH,
+                                     f"The consumer group member has a smaller member epoch ({received}) than the "
+                                     f"one known by the group coordinator ({member.member_epoch}). The member must "
+                                     "abandon all its partitions and rejoin.")
+
+    def _heartbeat(self, group_id: str, member_id: str, member_epoch: int, instance_id: str | None,
+                   rack_id: str | None, rebalance_timeout_ms: int, names: list[str] | None, regex: str | None,
+                   server_assignor: str | None, owned: Assignment | None, client_id: str, client_host: str,
+                   topics: Mapping[str, int]) -> HeartbeatResult:
+        now = self.clock.now_ms()
+        group = self._group(group_id, create=member_epoch == 0)
+        bump = False
+        member = group.members.get(member_id)
+        if instance_id is None:
+            if member_epoch != 0:
+                member = self._member(group, member_id)
+                self._check_epoch(member, member_epoch, owned)
+            elif member is None:
+                member = self._add_member(group, member_id)
+                bump = True
+        else:
+            existing_id = group.static_members.get(instance_id)
+            existing = group.members.get(existing_id) if existing_id is not None else None
+            if member_epoch == 0:
+                if existing is None:
+                    if member is None:
+                        member = self._add_member(group, member_id)
+                        bump = True
+                elif existing.member_id != member_id:
+                    if existing.member_epoch != LEAVE_GROUP_STATIC_MEMBER_EPOCH:
+                        raise HeartbeatError(ErrorCode.UNRELEASED_INSTANCE_ID,
+                                             f"Static member {existing.member_id} with instance id {instance_id} "
+                                             f"cannot join the group because the instance id is is owned by "
+                                             f"{existing.member_id} member.")
+                    member = self._replace_static_member(group, existing, member_id)
+                else:
+                    member = existing
+            else:
+                member = self._member(group, member_id)
+                self._check_epoch(member, member_epoch, owned)
+                if member.instance_id != instance_id:
+                    raise HeartbeatError(ErrorCode.UNKNOWN_MEMBER_ID,
+                                         f"Member {member_id} is not a member of group {group_id}.")
+                if existing_id != member_id:
+                    raise HeartbeatError(ErrorCode.FENCED_INSTANCE_ID,
+                                         f"Static member {member_id} with instance id {instance_id} was fenced by "
+                                         f"member {existing_id}.")
+            member.instance_id = instance_id
+            group.static_members[instance_id] = member.member_id
+        assert member is not None
+        # the subscription and the member's details (ConsumerGroupMember.Builder.maybeUpdate*)
+        if rack_id is not None:
+            member.rack_id = rack_id
+        if rebalance_timeout_ms != -1:
+            member.rebalance_timeout_ms = rebalance_timeout_ms
+        # names and regex are kept apart, as Kafka keeps them: the subscription is both (an empty regex is none)
+        if names is not None and sorted(names) != member.subscribed_topic_names:
+            member.subscribed_topic_names = sorted(names)
+            bump = True
+        if regex is not None and (regex or None) != member.subscribed_topic_regex:
+            member.subscribed_topic_regex = regex or None
+            bump = True
+        if server_assignor is not None and server_assignor != member.server_assignor:
+            member.server_assignor = server_assignor
+            bump = True
+        member.client_id, member.client_host = client_id, client_host
+        member.session_deadline_ms = now + self.session_timeout_ms()
+        # the subscribed topics' partition counts: a new topic, a deleted one or more partitions move the epoch
+        counts = {t: topics[t] for t in group.subscribed_topics(topics)}
+        if counts != group.subscribed_partition_counts:
+            group.subscribed_partition_counts = counts
+            bump = True
+        if bump:
+            group.group_epoch += 1
+        if group.group_epoch > group.assignment_epoch:
+            self._compute_target(group)
+        before = _copy(member.assigned)
+        self._reconcile(group, member, owned)
+        full = rebalance_timeout_ms != -1 and (names is not None or regex is not None) and owned is not None
+        changed = before != _copy(member.assigned)
+        return HeartbeatResult(
+            ErrorCode.NONE, None, member.member_id, member.member_epoch, self.heartbeat_interval_ms(),
+            _copy(member.assigned) if (member_epoch == 0 or full or changed) else None)
+
+    def _add_member(self, group: ConsumerGroup, member_id: str) -> ConsumerGroupMember:
+        if len(group.members) >= self.config["group.consumer.max.size"]:
+            raise HeartbeatError(ErrorCode.GROUP_MAX_SIZE_REACHED,
+                                 f"The consumer group has reached its maximum capacity of "
+                                 f"{self.config['group.consumer.max.size']} members.")
+        member = group.members[member_id] = ConsumerGroupMember(member_id)
+        return member
+
+    def _replace_static_member(self, group: ConsumerGroup, old: ConsumerGroupMember,
+                               member_id: str) -> ConsumerGroupMember:
+        """A restarted static member takes over its old entry: epoch and assignment, without a rebalance."""
+        self._set_owned(group, old, old.assigned, {})  # what it was giving back is free now
+        del group.members[old.member_id]
+        target = group.target.pop(old.member_id, None)
+        for tp in old.owned():
+            group.owners[tp] = member_id
+        old.member_id = member_id
+        # as Kafka: the new member starts at epoch 0 with the old one's partitions and target, so its first
+        # reconciliation hands it the same partitions at the current epoch
+        old.member_epoch, old.previous_member_epoch, old.state = 0, 0, MemberState.STABLE
+        group.members[member_id] = old
+        if target is not None:
+            group.target[member_id] = target
+        return old
+
+    def _set_owned(self, group: ConsumerGroup, member: ConsumerGroupMember, assigned: Assignment,
+                   pending: Assignment) -> None:
+        for tp in member.owned():
+            if group.owners.get(tp) == member.member_id:
+                del group.owners[tp]
+        member.assigned, member.pending_revocation = _copy(assigned), _copy(pending)
+        for tp in member.owned():
+            group.owners[tp] = member.member_id
+
+    def _compute_target(self, group: ConsumerGroup) -> None:
+        """The target assignment of the group epoch, by the preferred server assignor."""
+        choices = [m.server_assignor for m in group.members.values() if m.server_assignor]
+        assignors = self.assignors()
+        name = max(set(choices), key=lambda n: (choices.count(n), -assignors.index(n))) if choices else assignors[0]
+        group.assignor_name = name
+        topics = group.subscribed_partition_counts
+        subscriptions = {m.member_id: member_topics(m, topics) for m in group.members.values()}
+        current = {m.member_id: group.target.get(m.member_id, m.assigned) for m in group.members.values()}
+        group.target = ASSIGNORS[name](subscriptions, topics, current)
+        group.assignment_epoch = group.group_epoch
+
+    def _reconcile(self, group: ConsumerGroup, member: ConsumerGroupMember, owned: Assignment | None) -> None:
+        """CurrentAssignmentBuilder.build: one step of the member towards its target assignment."""
+        if member.member_epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH:
+            return
+        epoch = group.assignment_epoch
+        if member.state is MemberState.STABLE:
+            if member.member_epoch != epoch:
+                self._next_assignment(group, member, member.member_epoch, owned)
+        elif member.state is MemberState.UNREVOKED_PARTITIONS:
+            if not self._owns_revoked(member.pending_revocation, owned):
+                self._next_assignment(group, member, min(member.member_epoch + 1, epoch), owned)
+        else:
+            self._next_assignment(group, member, member.member_epoch, owned)
+
+    @staticmethod
+    def _owns_revoked(pending: Assignment, owned: Assignment | None) -> bool:
+        if owned is None:
+            return True  # a heartbeat without its owned partitions says nothing about them
+        return any(ps & pending.get(t, set()) for t, ps in owned.items())
+
+    def _next_assignment(self, group: ConsumerGroup, member: ConsumerGroupMember, member_epoch: int,
+                         owned: Assignment | None) -> None:
+        target = group.target.get(member.member_id, {})
+        assigned: Assignment = {}
+        revoke: Assignment = {}
+        unreleased = False
+        for topic in set(target) | set(member.assigned):
+            want, have = target.get(topic, set()), member.assigned.get(topic, set())
+            keep = want & have
+            revoke_here = have - want
+            for p in sorted(want - have):
+                holder = group.owners.get((topic, p))
+                if holder is None or holder == member.member_id:
+                    keep.add(p)
+                else:
+                    unreleased = True
+            if keep:
+                assigned[topic] = keep
+            if revoke_here:
+                revoke[topic] = revoke_here
+        previous = member.member_epoch
+        if revoke and self._owns_revoked(revoke, owned):
+            # partitions to give back first: the member keeps its epoch until it says it has revoked them
+            # (the partitions it gets meanwhile are only those no other member holds)
+            self._set_owned(group, member, {t: ps & member.assigned.get(t, set()) for t, ps in assigned.items()},
+                            revoke)
+            member.state = MemberState.UNREVOKED_PARTITIONS
+            member.member_epoch = member_epoch
+            member.revocation_deadline_ms = self.clock.now_ms() + member.rebalance_timeout_ms
+        else:
+            self._set_owned(group, member, assigned, {})
+            member.state = MemberState.UNRELEASED_PARTITIONS if unreleased else MemberState.STABLE
+            member.member_epoch = group.assignment_epoch
+            member.revocation_deadline_ms = None
+        if member.member_epoch != previous:
+            member.previous_member_epoch = previous
+
+    # -- leaving and fencing -----------------------------------------------------------------------
+
+    def _leave(self, group_id: str, member_id: str, member_epoch: int, instance_id: str | None) -> HeartbeatResult:
+        group = self._group(group_id, create=False)
+        if instance_id is None:
+            member = self._member(group, member_id)
+        else:
+            known = group.static_members.get(instance_id)
+            if known is None or known not in group.members:
+                raise HeartbeatError(ErrorCode.UNKNOWN_MEMBER_ID, f"Instance id {instance_id} is unknown.")
+            if known != member_id:
+                raise HeartbeatError(ErrorCode.FENCED_INSTANCE_ID,
+                                     f"Static member {member_id} with instance id {instance_id} was fenced by "
+                                     f"member {known}.")
+            member = group.members[known]
+        if member_epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH:
+            # the static member keeps its partitions for its session: a restart with the same instance id takes
+            # them over without a rebalance
+            if member.member_epoch != LEAVE_GROUP_STATIC_MEMBER_EPOCH:
+                member.previous_member_epoch = member.member_epoch
+            member.member_epoch = LEAVE_GROUP_STATIC_MEMBER_EPOCH
+            self._set_owned(group, member, member.assigned, {})  # what it was revoking is free
+            member.session_deadline_ms = self.clock.now_ms() + self.session_timeout_ms()
+        else:
+            self.remove_member(group, member)
+        return HeartbeatResult(ErrorCode.NONE, None, member_id, member_epoch, 0, None)
+
+    def remove_member(self, group: ConsumerGroup, member: ConsumerGroupMember) -> None:
+        """Take a member out (left, fenced or expired): its partitions are free, the group epoch moves."""
+        self._set_owned(group, member, {}, {})
+        group.members.pop(member.member_id, None)
+        group.target.pop(member.member_id, None)
+        if member.instance_id is not None and group.static_members.get(member.instance_id) == member.member_id:
+            del group.static_members[member.instance_id]
+        group.group_epoch += 1
+        if not group.members:
+            group.state_timestamp_ms = self.clock.now_ms()
+
+    def tick(self) -> None:
+        """Fence members whose session ran out or who did not revoke within their rebalance timeout."""
+        now = self.clock.now_ms()
+        for group in list(self.groups.values()):
+            for member in list(group.members.values()):
+                late_revocation = (member.state is MemberState.UNREVOKED_PARTITIONS
+                                   and member.revocation_deadline_ms is not None
+                                   and now >= member.revocation_deadline_ms)
+                if now >= member.session_deadline_ms or late_revocation:
+                    self.remove_member(group, member)
+
+    # -- offsets -----------------------------------------------------------------------------------
+
+    def validate_offset_commit(self, group: ConsumerGroup, member_id: str, member_epoch: int,
+                               api_version: int | None) -> ErrorCode:
+        """ConsumerGroup.validateOffsetCommit."""
+        if member_epoch < 0 and not group.members:
+            return ErrorCode.NONE  # the admin client, or a consumer without group management
+        member = group.members.get(member_id)
+        if member is None:
+            return ErrorCode.UNKNOWN_MEMBER_ID
+        if api_version is not None and api_version < 9:
+            return ErrorCode.UNSUPPORTED_VERSION  # members of the new protocol commit with v9+
+        return self._validate_epoch(member_epoch, member.member_epoch)
+
+    def validate_offset_fetch(self, group: ConsumerGroup, member_id: str | None, member_epoch: int) -> ErrorCode:
+        """ConsumerGroup.validateOffsetFetch."""
+        if member_epoch < 0 and member_id is None:
+            return ErrorCode.NONE  # the admin client
+        member = group.members.get(member_id or "")
+        if member is None:
+            return ErrorCode.UNKNOWN_MEMBER_ID
+        return self._validate_epoch(member_epoch, member.member_epoch)
+
+    @staticmethod
+    def _validate_epoch(received: int, expected: int) -> ErrorCode:
+        if received > expected:
+            return ErrorCode.FENCED_MEMBER_EPOCH
+        if received < expected:
+            return ErrorCode.STALE_MEMBER_EPOCH
+        return ErrorCode.NONE

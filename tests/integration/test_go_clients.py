@@ -1,0 +1,449 @@
+"""Go clients (Debian's sarama 1.22 and segmentio kafka-go 0.2) against a node speaking as Kafka 3.9.
+
+These clients are old: they send the versions KIP-896 removed from Kafka 4.0 without asking ApiVersions
+(sarama: Produce v0 by default, DescribeConfigs v0 always; kafka-go: Produce v2, Fetch v2, CreateTopics v0).
+A `latest` node refuses them, as Kafka 4 does; a node speaking as 3.9 serves them as 3.9 did. Each client
+test names the API versions it will send and is skipped, saying which, when the 3.9 profile does not serve
+them. The Go programs (tests/clients/go) are built with Debian's Go toolchain in GOPATH mode from
+/usr/share/gocode: no module download (scripts/install-test-deps.sh installs the packages).
+
+The wire tests at the end check the magic 0/1 message sets of Produce v0-2 without Go: they are
+converted to one magic 2 batch on append, as Kafka 3.9's LogValidator does.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import struct
+import subprocess
+import zlib
+from pathlib import Path
+from typing import Any
+
+import lz4.frame
+import pytest
+from kafka import KafkaConsumer, TopicPartition
+from kafka.record.legacy_records import LegacyRecordBatchBuilder
+
+from minibroker.apis import API_MODULES, accepted_versions, produce
+from minibroker.apis.context import CloseConnection
+from minibroker.core.clock import ManualClock
+from minibroker.core.cluster import Cluster
+from minibroker.core.config import BrokerConfig
+from minibroker.protocol import records
+from minibroker.protocol.errors import ErrorCode, KafkaError
+from minibroker.protocol.messages import (
+    CreateTopicsRequest,
+    DeleteTopicsRequest,
+    DescribeConfigsRequest,
+    ListOffsetsRequest,
+    ProduceRequest,
+)
+from minibroker.testing.process import start_broker
+from tests.apis.authz import NOW, call
+from tests.helpers import unique_topic
+
+ROOT = Path(__file__).resolve().parents[2]
+GO_DIR = ROOT / "tests" / "clients" / "go"
+GOCODE = Path("/usr/share/gocode")
+PROFILE = "3.9"
+NAMES = {0: "Produce", 1: "Fetch", 2: "ListOffsets", 3: "Metadata", 8: "OffsetCommit", 9: "OffsetFetch",
+         10: "FindCoordinator", 11: "JoinGroup", 19: "CreateTopics", 20: "DeleteTopics", 22: "InitProducerId",
+         32: "DescribeConfigs"}
+
+# What each client sends (read from its source: sarama's *_request.go version choices, kafka-go's conn.go)
+SARAMA_2_2_ADMIN = {3: 5, 19: 2, 20: 1, 32: 0}
+SARAMA_2_2_CLIENT = {0: 3, 1: 4, 2: 1, 3: 5, 8: 2, 9: 1, 10: 0, 11: 1, 22: 0}
+SARAMA_DEFAULT_PRODUCER = {0: 0, 3: 0}
+SARAMA_0_10_PRODUCER = {0: 2, 3: 2}
+SARAMA_DEFAULT_CONSUMER = {1: 0, 2: 0, 3: 0}
+SARAMA_0_10_GROUP = {1: 3, 2: 1, 3: 2, 8: 2, 9: 1, 10: 0, 11: 1}
+KAFKA_GO_ADMIN = {3: 1, 19: 0, 20: 1}
+KAFKA_GO_PRODUCER = {0: 2, 3: 1}
+KAFKA_GO_GROUP = {1: 2, 2: 1, 3: 1, 8: 2, 9: 1, 10: 0, 11: 1}
+
+
+def require(versions: dict[int, int], profile: str = PROFILE) -> None:
+    """Skip unless a node of `profile` accepts every (api key: version) the client will send."""
+    accepted = accepted_versions(profile)
+    missing = [f"{NAMES.get(key, key)} v{version}" for key, version in sorted(versions.items())
+               if not (key in accepted and accepted[key][0] <= version <= accepted[key][1])]
+    if missing:
+        unwired = [f"{NAMES.get(key, key)} v{version}" for key, version in sorted(versions.items())
+                   if getattr(API_MODULES[key], "PRE_KIP896_MIN_VERSION", 99) <= version < API_MODULES[key].MIN_VERSION
+                   and not (key in accepted and accepted[key][0] <= version)]
+        note = (f" ({', '.join(unwired)} implemented, but minibroker/apis/__init__.py does not yet let old "
+                "release profiles accept PRE_KIP896_MIN_VERSION)") if unwired else ""
+        pytest.skip(f"the {profile} profile does not serve {', '.join(missing)}{note}")
+
+
+# --- the Go programs -------------------------------------------------------------------------------------
+
+def _go_available() -> bool:
+    return shutil.which("go") is not None and all(
+        (GOCODE / "src" / "github.com" / path).is_dir() for path in ("Shopify/sarama", "segmentio/kafka-go"))
+
+
+@pytest.fixture(scope="session")
+def go_programs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    if not _go_available():
+        # not a skip: `make test` installs them, so a missing toolchain is a broken setup, not a pass
+        pytest.fail("Go, sarama or kafka-go is not installed (scripts/install-test-deps.sh installs them)")
+    out = tmp_path_factory.mktemp("go-bin")
+    # GOPATH mode against Debian's packaged sources: nothing is downloaded; the build cache is kept between runs
+    env = {**os.environ, "GO111MODULE": "off", "GOPATH": str(GOCODE), "GOFLAGS": "", "GOPROXY": "off",
+           "GOCACHE": str(ROOT / ".cache" / "go-build")}
+    programs = {}
+    for name in ("sarama_client", "kafkago_client"):
+        built = subprocess.run(["go", "build", "-o", str(out / name), f"./{name}"], cwd=GO_DIR, env=env,
+                               capture_output=True, text=True, timeout=300)
+        if built.returncode != 0:
+            pytest.fail(f"go build ./{name} failed:\n{built.stderr}")
+        programs[name] = out / name
+    return programs
+
+
+@pytest.fixture(scope="module")
+def broker_39():
+    process = start_broker(extra_args=("--as-version", PROFILE))
+    yield process
+    process.stop()
+
+
+def run_go(program: Path, broker: Any, *args: str, timeout: float = 40) -> dict[str, Any]:
+    result = subprocess.run([str(program), "-brokers", f"{broker.host}:{broker.port}", *args],
+                            capture_output=True, text=True, timeout=timeout)
+    assert result.returncode == 0, f"{program.name} {' '.join(args)} failed:\n{result.stderr}"
+    answer: dict[str, Any] = json.loads(result.stdout.strip().splitlines()[-1])
+    return answer
+
+
+def read_back(broker: Any, topic: str, partitions: int, expected: int) -> list[Any]:
+    """Every record of `topic` read with kafka-python (it negotiates Fetch v4+ with the 3.9 node)."""
+    consumer = KafkaConsumer(bootstrap_servers=f"{broker.host}:{broker.port}", enable_auto_commit=False,
+                             auto_offset_reset="earliest", consumer_timeout_ms=3000)
+    try:
+        consumer.assign([TopicPartition(topic, p) for p in range(partitions)])
+        found = []
+        for message in consumer:
+            found.append(message)
+            if len(found) >= expected:
+                break
+        return found
+    finally:
+        consumer.close()
+
+
+# --- sarama --------------------------------------------------------------------------------------------
+
+def test_sarama_admin_creates_describes_and_deletes_a_topic(go_programs, broker_39):
+    require(SARAMA_2_2_ADMIN)
+    topic = unique_topic("sarama-admin")
+    answer = run_go(go_programs["sarama_client"], broker_39, "-mode", "admin", "-version", "2.2.0", "-topic", topic)
+    assert answer["listed"] and answer["partitions"] == 3
+    assert answer["configs"]["retention.ms"] == "3600000" and answer["configs"]["cleanup.policy"] == "delete"
+
+
+def test_sarama_idempotent_producer_and_consumer_group(go_programs, broker_39):
+    require(SARAMA_2_2_CLIENT)
+    topic, group = unique_topic("sarama-idem"), unique_topic("sarama-group")
+    broker_39.create_topic(topic, partitions=1)
+    sarama = go_programs["sarama_client"]
+    produced = run_go(sarama, broker_39, "-mode", "produce", "-version", "2.2.0", "-idempotent", "-topic", topic,
+                      "-count", "10")
+    assert produced["offsets"] == list(range(10))
+    consumed = run_go(sarama, broker_39, "-mode", "group", "-version", "2.2.0", "-topic", topic, "-group", group,
+                      "-count", "10")
+    assert consumed["values"] == [f"v{i}" for i in range(10)]
+    # the group committed when it left: a new member of it resumes after what was consumed
+    run_go(sarama, broker_39, "-mode", "produce", "-version", "2.2.0", "-idempotent", "-topic", topic, "-count", "3",
+           "-prefix", "w")
+    resumed = run_go(sarama, broker_39, "-mode", "group", "-version", "2.2.0", "-topic", topic, "-group", group,
+                     "-count", "3")
+    assert resumed["values"] == ["w0", "w1", "w2"]
+    batches = read_back(broker_39, topic, 1, 13)
+    assert [m.offset for m in batches] == list(range(13))
+
+
+@pytest.mark.parametrize(("version", "compression", "magic"), [
+    ("", "none", 0), ("", "gzip", 0), ("", "snappy", 0),
+    ("0.10.2.0", "none", 1), ("0.10.2.0", "gzip", 1), ("0.10.2.0", "snappy", 1), ("0.10.2.0", "lz4", 1),
+], ids=lambda v: v or "default")
+def test_sarama_old_producers_message_sets_become_record_batches(go_programs, broker_39, version, compression, magic):
+    require(SARAMA_DEFAULT_PRODUCER if magic == 0 else SARAMA_0_10_PRODUCER)
+    topic = unique_topic("sarama-legacy")
+    broker_39.create_topic(topic, partitions=1)
+    args = ["-mode", "produce", "-topic", topic, "-count", "6", "-compression", compression]
+    produced = run_go(go_programs["sarama_client"], broker_39, *args, *(["-version", version] if version else []))
+    assert produced["offsets"] == list(range(6))
+    found = read_back(broker_39, topic, 1, 6)
+    assert [(m.offset, m.key, m.value) for m in found] == [(i, f"k{i}".encode(), f"v{i}".encode()) for i in range(6)]
+    if magic == 0:
+        assert {m.timestamp for m in found} == {-1}  # message format v0 has no timestamp
+    else:
+        assert all(m.timestamp > NOW for m in found)
+
+
+def test_sarama_default_consumer_reads_with_fetch_v0(go_programs, broker_39):
+    require({**SARAMA_DEFAULT_PRODUCER, **SARAMA_DEFAULT_CONSUMER})
+    topic = unique_topic("sarama-v0")
+    broker_39.create_topic(topic, partitions=1)
+    sarama = go_programs["sarama_client"]
+    run_go(sarama, broker_39, "-mode", "produce", "-topic", topic, "-count", "4")
+    consumed = run_go(sarama, broker_39, "-mode", "consume", "-topic", topic, "-count", "4")
+    assert consumed["values"] == ["v0", "v1", "v2", "v3"]
+
+
+def test_sarama_0_10_consumer_group(go_programs, broker_39):
+    require({**SARAMA_0_10_PRODUCER, **SARAMA_0_10_GROUP})
+    topic, group = unique_topic("sarama-010"), unique_topic("sarama-010-group")
+    broker_39.create_topic(topic, partitions=2)
+    sarama = go_programs["sarama_client"]
+    run_go(sarama, broker_39, "-mode", "produce", "-version", "0.10.2.0", "-topic", topic, "-count", "8")
+    consumed = run_go(sarama, broker_39, "-mode", "group", "-version", "0.10.2.0", "-topic", topic, "-group", group,
+                      "-count", "8")
+    assert sorted(consumed["values"]) == sorted(f"v{i}" for i in range(8))
+
+
+# --- kafka-go ------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("compression", ["none", "gzip"])
+def test_kafka_go_creates_produces_and_deletes(go_programs, broker_39, compression):
+    require({**KAFKA_GO_ADMIN, **KAFKA_GO_PRODUCER})
+    topic = unique_topic("kafkago")
+    kafkago = go_programs["kafkago_client"]
+    assert run_go(kafkago, broker_39, "-mode", "create", "-topic", topic, "-partitions", "3") == {"partitions": 3}
+    run_go(kafkago, broker_39, "-mode", "produce", "-topic", topic, "-count", "12", "-compression", compression)
+    found = read_back(broker_39, topic, 3, 12)
+    assert sorted(m.value for m in found) == sorted(f"v{i}".encode() for i in range(12))
+    assert all(m.key == b"k" + m.value[1:] for m in found)
+    for partition in range(3):  # each partition's offsets from 0 without a gap
+        offsets = [m.offset for m in found if m.partition == partition]
+        assert offsets == list(range(len(offsets)))
+    assert run_go(kafkago, broker_39, "-mode", "delete", "-topic", topic) == {"deleted": topic}
+
+
+def test_kafka_go_consumer_group(go_programs, broker_39):
+    require({**KAFKA_GO_PRODUCER, **KAFKA_GO_GROUP})
+    topic, group = unique_topic("kafkago-group"), unique_topic("kafkago-g")
+    broker_39.create_topic(topic, partitions=1)
+    kafkago = go_programs["kafkago_client"]
+    run_go(kafkago, broker_39, "-mode", "produce", "-topic", topic, "-count", "5")
+    consumed = run_go(kafkago, broker_39, "-mode", "group", "-topic", topic, "-group", group, "-count", "5")
+    assert sorted(consumed["values"]) == [f"v{i}" for i in range(5)]
+
+
+# --- Produce v0-2 on the wire ------------------------------------------------------------------------------
+
+def legacy_set(magic: int, codec: int, entries: list[tuple[bytes | None, bytes]], timestamp: int = NOW) -> bytes:
+    """A message set built by kafka-python's own legacy encoder (not minibroker's)."""
+    builder = LegacyRecordBatchBuilder(magic=magic, compression_type=codec, batch_size=1 << 20)
+    for offset, (key, value) in enumerate(entries):
+        builder.append(offset, timestamp=timestamp if magic else None, key=key, value=value)
+    return bytes(builder.build())
+
+
+@pytest.mark.parametrize("magic", [0, 1])
+@pytest.mark.parametrize("codec", [records.COMPRESSION_NONE, records.COMPRESSION_GZIP, records.COMPRESSION_SNAPPY])
+def test_a_message_set_converts_to_one_record_batch(magic, codec):
+    entries = [(b"a", b"1"), (None, b"2"), (b"c", b"")]
+    batch = produce.convert_legacy_message_set(legacy_set(magic, codec, entries))
+    header = records.read_header(batch)
+    assert (header.magic, header.compression, header.producer_id, header.base_sequence) == (2, codec, -1, -1)
+    assert records.crc_is_valid(batch, header) and header.size_in_bytes == len(batch)
+    converted = list(records.iter_records(batch))
+    assert [(r.key, r.value) for r in converted] == entries
+    assert header.max_timestamp == (NOW if magic else -1)
+
+
+def _corrupt_crc(data: bytes) -> bytes:
+    out = bytearray(data)
+    out[12] ^= 0xFF  # the first entry's crc
+    return bytes(out)
+
+
+def _legacy_entry(magic: int, attributes: int, key: bytes | None, value: bytes, offset: int = 0) -> bytes:
+    body = struct.pack(">bb", magic, attributes) + (struct.pack(">q", NOW) if magic else b"")
+    for field in (key, value):
+        body += struct.pack(">i", -1) if field is None else struct.pack(">i", len(field)) + field
+    message = struct.pack(">I", zlib.crc32(body)) + body
+    return struct.pack(">qi", offset, len(message)) + message
+
+
+@pytest.mark.parametrize(("data", "code"), [
+    (_corrupt_crc(legacy_set(1, 0, [(b"k", b"v")])), ErrorCode.CORRUPT_MESSAGE),
+    (struct.pack(">qi", 0, 4) + b"\x00" * 4, ErrorCode.CORRUPT_MESSAGE),  # shorter than any message
+    # a compressed wrapper holding a compressed message
+    (_legacy_entry(1, records.COMPRESSION_GZIP, None, records.compress(
+        records.COMPRESSION_GZIP, _legacy_entry(1, records.COMPRESSION_GZIP, None, b"x"))), ErrorCode.INVALID_RECORD),
+    # inner offsets of a magic 1 wrapper must run 0, 1, ...
+    (_legacy_entry(1, records.COMPRESSION_GZIP, None, records.compress(
+        records.COMPRESSION_GZIP, _legacy_entry(1, 0, None, b"x", offset=5))), ErrorCode.INVALID_RECORD),
+    # a wrapper offset past its last inner offset moves the inner ones off 0, 1, ...
+    (_legacy_entry(1, records.COMPRESSION_GZIP, None, records.compress(records.COMPRESSION_GZIP, b"".join(
+        _legacy_entry(1, 0, None, b"x", offset=i) for i in range(2))), offset=100), ErrorCode.INVALID_RECORD),
+    # a wrapper with nothing inside
+    (_legacy_entry(1, records.COMPRESSION_GZIP, None, records.compress(records.COMPRESSION_GZIP, b"")),
+     ErrorCode.INVALID_RECORD),
+    # inner magic differs from the wrapper's
+    (_legacy_entry(1, records.COMPRESSION_GZIP, None, records.compress(
+        records.COMPRESSION_GZIP, _legacy_entry(0, 0, None, b"x"))), ErrorCode.INVALID_RECORD),
+], ids=["crc", "too-short", "nested-compression", "inner-offsets", "wrapper-offset", "empty-wrapper",
+        "inner-magic"])
+def test_a_bad_message_set_is_refused(data, code):
+    with pytest.raises(KafkaError) as refused:
+        produce.convert_legacy_message_set(data)
+    assert refused.value.code == code
+
+
+def _lz4_frame_with_kafka_0_8_checksum(data: bytes) -> bytes:
+    """An LZ4 frame whose header checksum also hashes the magic, as Kafka 0.8's clients wrote it."""
+    frame = lz4.frame.compress(data, store_size=False)
+    assert frame[4] & 0x09 == 0  # no content size, no dictionary id: the descriptor is two bytes
+    good = frame[6]
+    broken = (xxhash32_via_lz4_check(frame[:6]) >> 8) & 0xFF
+    assert broken != good
+    return frame[:6] + bytes((broken,)) + frame[7:]
+
+
+def xxhash32_via_lz4_check(data: bytes) -> int:
+    # produce's XXH32 is checked here against python-lz4's own header checksums first
+    for size in (10, 1 << 12):
+        frame = lz4.frame.compress(b"y" * size, store_size=False)
+        assert (produce._xxh32_short(frame[4:6]) >> 8) & 0xFF == frame[6]
+    return produce._xxh32_short(data)
+
+
+def test_a_magic_0_lz4_wrapper_with_kafka_0_8_framing_converts():
+    inner = b"".join(_legacy_entry(0, 0, None, b"value-%d" % i, offset=i) for i in range(3))
+    wrapper = _legacy_entry(0, records.COMPRESSION_LZ4, None, _lz4_frame_with_kafka_0_8_checksum(inner))
+    batch = produce.convert_legacy_message_set(wrapper)
+    assert [r.value for r in records.iter_records(batch)] == [b"value-0", b"value-1", b"value-2"]
+    # magic 1 wrappers were always framed correctly: the same bytes there are refused
+    broken_v1 = _legacy_entry(1, records.COMPRESSION_LZ4, None, _lz4_frame_with_kafka_0_8_checksum(
+        b"".join(_legacy_entry(1, 0, None, b"v", offset=i) for i in range(2))))
+    with pytest.raises(KafkaError):
+        produce.convert_legacy_message_set(broken_v1)
+
+
+@pytest.mark.parametrize("wrapper_offset", [0, 2])  # 0: below the last inner offset, so they count as given
+def test_a_magic_1_wrapper_offset_at_or_below_its_last_inner_one_is_accepted(wrapper_offset):
+    inner = b"".join(_legacy_entry(1, 0, b"k", b"v%d" % i, offset=i) for i in range(3))
+    wrapper = _legacy_entry(1, records.COMPRESSION_SNAPPY, None, records.compress(records.COMPRESSION_SNAPPY, inner),
+                            offset=wrapper_offset)
+    batch = produce.convert_legacy_message_set(wrapper)
+    assert [r.value for r in records.iter_records(batch)] == [b"v0", b"v1", b"v2"]
+
+
+def test_a_wrapper_expanding_past_the_bound_is_too_large():
+    data = legacy_set(1, records.COMPRESSION_GZIP, [(None, b"\x00" * 50_000)])
+    with pytest.raises(KafkaError) as refused:
+        produce.convert_legacy_message_set(data, limit=10_000)
+    assert refused.value.code == ErrorCode.MESSAGE_TOO_LARGE
+
+
+def test_mangled_message_sets_raise_only_kafka_errors():
+    rng = random.Random(16)
+    originals = [legacy_set(magic, codec, [(b"key", b"value" * 20)] * 3) for magic in (0, 1)
+                 for codec in (records.COMPRESSION_NONE, records.COMPRESSION_GZIP, records.COMPRESSION_SNAPPY)]
+    for _ in range(3000):
+        data = bytearray(rng.choice(originals))
+        for _ in range(rng.randint(1, 4)):
+            data[rng.randrange(len(data))] = rng.randrange(256)
+        if rng.random() < 0.3:
+            del data[rng.randrange(len(data)):]
+        try:
+            batch = produce.convert_legacy_message_set(bytes(data), limit=1 << 16)
+        except KafkaError:
+            continue
+        assert records.read_header(batch).magic == 2
+
+
+def _cluster(release: str) -> Cluster:
+    cluster = Cluster(BrokerConfig({"node.id": 1}), clock=ManualClock(NOW))
+    cluster.nodes[0].release = release
+    cluster.create_topic("legacy", 1)
+    return cluster
+
+
+def _produce_request(data: bytes, acks: int = -1) -> ProduceRequest:
+    part = ProduceRequest.TopicProduceData.PartitionProduceData(index=0, records=data)
+    return ProduceRequest(transactional_id=None, acks=acks, timeout_ms=1000,
+                          topic_data=[ProduceRequest.TopicProduceData(name="legacy", partition_data=[part])])
+
+
+@pytest.mark.parametrize("profile", ["latest", "4.0"])
+def test_kafka_4_refuses_produce_v0_to_v2(profile):
+    cluster = _cluster(profile)
+    for version in (0, 1, 2):
+        with pytest.raises(CloseConnection):
+            call(cluster, _produce_request(legacy_set(min(version, 1), 0, [(None, b"v")])), version)
+
+
+@pytest.mark.parametrize("profile", ["2.8", "3.9"])
+@pytest.mark.parametrize("version", [0, 1, 2])
+def test_an_old_release_node_appends_produce_v0_to_v2(version, profile):
+    require({0: version}, profile)
+    cluster = _cluster(profile)
+    magic = 0 if version == 0 else 1
+    for round_ in range(2):
+        data = legacy_set(magic, records.COMPRESSION_GZIP, [(None, b"a"), (None, b"b")])
+        answer = call(cluster, _produce_request(data), version)
+        partition = answer.responses[0].partition_responses[0]
+        assert (partition.error_code, partition.base_offset) == (0, 2 * round_)
+    log = cluster.topics["legacy"].partitions[0].log
+    assert log.log_end_offset == 4
+    bad = call(cluster, _produce_request(_corrupt_crc(legacy_set(magic, 0, [(None, b"x")]))), version)
+    assert bad.responses[0].partition_responses[0].error_code == ErrorCode.CORRUPT_MESSAGE
+
+
+@pytest.mark.parametrize("profile", ["2.8", "3.9"])
+def test_an_old_release_node_answers_list_offsets_v0(profile):
+    require({2: 0}, profile)
+    cluster = _cluster(profile)
+    call(cluster, _produce_request(records.build_batch([(None, b"v")] * 3, timestamp=NOW)), 3)
+    topic = ListOffsetsRequest.ListOffsetsTopic
+    part = topic.ListOffsetsPartition
+
+    def ask(timestamp: int, max_num: int = 1, name: str = "legacy") -> Any:
+        request = ListOffsetsRequest(replica_id=-1, isolation_level=0, topics=[topic(name=name, partitions=[
+            part(partition_index=0, timestamp=timestamp, max_num_offsets=max_num)])])
+        return call(cluster, request, 0).topics[0].partitions[0]
+
+    assert ask(-1).old_style_offsets == [3] and ask(-2).old_style_offsets == [0]
+    assert ask(-1, max_num=5).old_style_offsets == [3, 0]
+    assert ask(NOW - 1).old_style_offsets == [] and ask(NOW + 1).old_style_offsets == [3]
+    assert ask(-1, name="nope").error_code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+
+
+@pytest.mark.parametrize("profile", ["2.8", "3.9"])
+def test_an_old_release_node_serves_admin_versions_kafka_4_removed(profile):
+    require({19: 0, 20: 0, 32: 0}, profile)
+    cluster = _cluster(profile)
+    for version, name in ((0, "old-a"), (1, "old-b")):
+        created = call(cluster, CreateTopicsRequest(timeout_ms=1000, validate_only=False, topics=[
+            CreateTopicsRequest.CreatableTopic(name=name, num_partitions=2, replication_factor=1, assignments=[],
+                                               configs=[])]), version)
+        assert [(t.name, t.error_code) for t in created.topics] == [(name, 0)]
+    resource = DescribeConfigsRequest.DescribeConfigsResource
+    described = call(cluster, DescribeConfigsRequest(resources=[
+        resource(resource_type=2, resource_name="old-a", configuration_keys=["cleanup.policy"])]), 0)
+    [config] = described.results[0].configs
+    assert (config.name, config.value, config.is_default) == ("cleanup.policy", "delete", True)
+    deleted = call(cluster, DeleteTopicsRequest(topic_names=["old-a", "nope"], timeout_ms=1000), 0)
+    assert {(r.name, r.error_code) for r in deleted.responses} == {
+        ("old-a", 0), ("nope", ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)}
+    assert set(cluster.topics) == {"legacy", "old-b"}
+
+
+@pytest.mark.parametrize("profile", ["latest", "4.0"])
+def test_kafka_4_refuses_the_admin_versions_it_removed(profile):
+    cluster = _cluster(profile)
+    for request, version in ((CreateTopicsRequest(timeout_ms=1, validate_only=False, topics=[]), 1),
+                             (DeleteTopicsRequest(topic_names=[], timeout_ms=1), 0),
+                             (DescribeConfigsRequest(resources=[]), 0)):
+        with pytest.raises(CloseConnection):
+            call(cluster, request, version)
