@@ -14,22 +14,23 @@ Sessions (`group.consumer.session.timeout.ms`) and revocation deadlines (the
 member's rebalance timeout) are read from the clock on `tick`.
 
 Regex subscriptions: Kafka 4 compiles them with RE2J and a topic matches when
-the whole name matches (`Matcher.matches`). We use Python's `re.fullmatch`;
-the syntax differs where RE2J refuses what `re` accepts (backreferences,
-lookaround), which Kafka answers INVALID_REGULAR_EXPRESSION and we accept.
-Kafka resolves regexes in the background at most every few seconds; we
+the whole name matches (`Matcher.matches`); we compile them with RE2 itself
+(google-re2), so what Kafka refuses as INVALID_REGULAR_EXPRESSION (lookaround,
+backreferences) is refused here too. Kafka resolves regexes in the background at most every few seconds; we
 resolve them on each heartbeat, which only makes new topics show up sooner.
 """
 
 from __future__ import annotations
 
 import base64
-import re
+import functools
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
+
+import re2
 
 from ..protocol.errors import ErrorCode
 from .clock import Clock
@@ -154,9 +155,19 @@ def member_topics(member: ConsumerGroupMember, topics: Mapping[str, int]) -> set
     """The existing topics a member subscribes to, by name or by regex."""
     subscribed = {name for name in member.subscribed_topic_names if name in topics}
     if member.subscribed_topic_regex:
-        pattern = re.compile(member.subscribed_topic_regex)
+        pattern = compile_regex(member.subscribed_topic_regex)
         subscribed |= {name for name in topics if pattern.fullmatch(name)}
     return subscribed
+
+
+_RE2_OPTIONS = re2.Options()
+_RE2_OPTIONS.log_errors = False  # a refused pattern is the client's error, answered; not the broker's to log
+
+
+@functools.lru_cache(maxsize=256)
+def compile_regex(pattern: str) -> Any:
+    """A subscription regex compiled as Kafka's RE2J would take it; re2.error if RE2 refuses it."""
+    return re2.compile(pattern, options=_RE2_OPTIONS)
 
 
 def new_member_id() -> str:
@@ -317,11 +328,12 @@ class ConsumerGroupCoordinator:
             raise HeartbeatError(ErrorCode.INVALID_REQUEST, "MemberEpoch is invalid.")
         if subscribed_topic_regex is not None:
             try:
-                re.compile(subscribed_topic_regex)
-            except re.error as exc:
+                compile_regex(subscribed_topic_regex)
+            except re2.error as exc:
+                reason = exc.args[0].decode() if exc.args and isinstance(exc.args[0], bytes) else str(exc)
                 raise HeartbeatError(ErrorCode.INVALID_REGULAR_EXPRESSION,
                                      f"SubscribedTopicRegex `{subscribed_topic_regex}` is not a valid regular "
-                                     f"expression: {exc}.") from None
+                                     f"expression: {reason}.") from None
         if server_assignor is not None and server_assignor not in self.assignors():
             raise HeartbeatError(ErrorCode.UNSUPPORTED_ASSIGNOR,
                                  f"ServerAssignor {server_assignor} is not supported. Supported assignors: "

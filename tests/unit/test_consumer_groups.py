@@ -169,6 +169,9 @@ def test_regex_subscription_picks_up_a_new_topic():
 def test_invalid_requests_answer_kafkas_errors():
     c = coordinator()
     assert beat(c, "a", 0, subscribed_topic_regex="(").error is ErrorCode.INVALID_REGULAR_EXPRESSION
+    # RE2's syntax, as Kafka's RE2J: lookaround and backreferences are refused although Python's re takes them
+    for pattern in ("orders-(?!eu).*", r"(a)\1"):
+        assert beat(c, "a", 0, subscribed_topic_regex=pattern).error is ErrorCode.INVALID_REGULAR_EXPRESSION
     bad = beat(c, "a", 0, server_assignor="sticky")
     assert bad.error is ErrorCode.UNSUPPORTED_ASSIGNOR
     assert bad.message == "ServerAssignor sticky is not supported. Supported assignors: uniform, range."
