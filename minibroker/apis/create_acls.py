@@ -8,6 +8,9 @@ concrete resource type, LITERAL or PREFIXED, a concrete operation and permission
 principal): a refused one gets INVALID_REQUEST with Kafka's message and the others are still added.
 Adding an ACL that exists succeeds and changes nothing. As CreateAclsRequest.validate does while
 the request is parsed, a creation with an UNKNOWN code closes the connection.
+
+v0 (removed by KIP-896 in Kafka 4.0, served for older release profiles) has no pattern type: Kafka reads
+every creation as LITERAL.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from .context import RequestContext
 
 API_KEY = 30
 MIN_VERSION, MAX_VERSION = 1, 3  # v0 went in Kafka 4.0 (KIP-896)
+PRE_KIP896_MIN_VERSION = 0  # releases before 4.0 served v0
 
 _Result = CreateAclsResponse.AclCreationResult
 

@@ -6,6 +6,10 @@ gets SECURITY_DISABLED ("No Authorizer is configured."). Each filter answers wit
 removed (AclControlManager.deleteAcls); an ACL two filters match is reported by both. As
 DeleteAclsRequest.normalizeAndValidate does while the request is parsed, a filter with an UNKNOWN
 code closes the connection.
+
+v0 (removed by KIP-896 in Kafka 4.0, served for older release profiles) has no pattern type: Kafka reads it as
+LITERAL, so a v0 filter matches only LITERAL patterns, and the answer, which cannot name a pattern type
+either, holds only LITERAL ones.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from .context import RequestContext
 
 API_KEY = 31
 MIN_VERSION, MAX_VERSION = 1, 3  # v0 went in Kafka 4.0 (KIP-896)
+PRE_KIP896_MIN_VERSION = 0  # releases before 4.0 served v0
 
 _FilterResult = DeleteAclsResponse.DeleteAclsFilterResult
 _Matching = _FilterResult.DeleteAclsMatchingAcl

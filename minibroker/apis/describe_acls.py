@@ -5,6 +5,10 @@ with no `authorizer.class.name`: SECURITY_DISABLED and "No Authorizer is configu
 Filter semantics are AclBindingFilter.matches (core/acls.py), MATCH included. As
 DescribeAclsRequest.normalizeAndValidate does while the request is parsed, a filter with an UNKNOWN
 code closes the connection.
+
+v0 (removed by KIP-896 in Kafka 4.0, served for older release profiles) has no pattern type: Kafka reads it as
+LITERAL, so a v0 filter matches only LITERAL patterns, and the answer, which cannot name a pattern type
+either, holds only LITERAL ones.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from .context import RequestContext
 
 API_KEY = 29
 MIN_VERSION, MAX_VERSION = 1, 3  # v0 went in Kafka 4.0 (KIP-896)
+PRE_KIP896_MIN_VERSION = 0  # releases before 4.0 served v0
 
 _Resource = DescribeAclsResponse.DescribeAclsResource
 _Description = _Resource.AclDescription

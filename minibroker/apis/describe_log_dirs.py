@@ -7,6 +7,7 @@ one entry per log directory with error NONE, holding the topics whose partitions
 each partition's size in bytes, offset lag max(HW - LEO, 0) and isFutureKey false (no
 AlterReplicaLogDirs here). v3 adds the top-level error code, v4 the
 volume's total and usable bytes, v5 IsCordoned (never: nothing cordons a directory here).
+v0 (removed by KIP-896 in Kafka 4.0, served for older release profiles) is v1 without quota throttling.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from .context import RequestContext
 
 API_KEY = 35
 MIN_VERSION, MAX_VERSION = 1, 5  # v0 went in Kafka 4.0 (KIP-896)
+PRE_KIP896_MIN_VERSION = 0  # releases before 4.0 served v0
 
 # Kafka's default `log.dir`. The log is kept in memory; this is the name it is described under.
 LOG_DIR = "/tmp/kafka-logs"

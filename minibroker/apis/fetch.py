@@ -5,6 +5,16 @@ Sessions are Kafka's FetchManager (KIP-227, core/fetch_sessions.py), one cache p
 changes or forgets and is answered with only the partitions that changed; epoch -1 fetches sessionless.
 With an authorizer a consumer needs READ on each topic (TOPIC_AUTHORIZATION_FAILED otherwise, before an
 unknown topic is reported), a follower CLUSTER_ACTION on the cluster (KafkaApis.handleFetchRequest).
+
+v0-3 (removed by KIP-896 in Kafka 4.0, served for older release profiles) have no isolation level
+(READ_UNCOMMITTED), log start offset, sessions or topic ids, and read message formats the log no longer
+stores: as Kafka 3.9's maybeConvertFetchedData, the batches are down-converted, to magic 0 for v0-1 and magic
+1 for v2-3 (records.down_convert, LazyDownConversionRecords), into new bytes rather than the stored ones.
+v0-2 have no request-wide max_bytes and no KIP-74 "at least one batch": a first batch larger than
+partition_max_bytes gives nothing but an overflow entry. Below v10 a topic whose compression.type is zstd,
+or a zstd batch to down-convert first, is UNSUPPORTED_COMPRESSION_TYPE. Not modelled: the topic config
+`message.downconversion.enable` (not in the config registry; Kafka's default, true, is what is served), and
+the partial batch Kafka's log slice can end with, which it counts in the size it announces.
 """
 
 from __future__ import annotations
@@ -30,6 +40,11 @@ from .context import RequestContext
 
 API_KEY = 1
 MIN_VERSION, MAX_VERSION = 4, 18
+PRE_KIP896_MIN_VERSION = 0  # releases before 4.0 served v0-3
+MAGIC_V0_UNTIL = 1  # the last version answered in message format v0 (magic 1 after it, to DOWN_CONVERT_UNTIL)
+DOWN_CONVERT_UNTIL = 3  # the last version that cannot read record batches (magic 2)
+HARD_MAX_BYTES_UNTIL = 2  # FetchRequest.hardMaxBytesLimit: no request max_bytes, no first batch past the limit
+ZSTD_FROM = 10  # older versions cannot fetch from a zstd topic (KIP-110)
 SESSION_MIN_VERSION = 7  # the first version with session ids and epochs
 TOPIC_ID_VERSION = 13  # topics by id, in requests, answers and sessions
 
@@ -173,7 +188,8 @@ def _build_response(request: FetchRequest, ctx: RequestContext, targets: list[_T
     reads: list[_Read] = []
     leaders: set[int] = set()
     for _key, part_req, partition, error in targets:
-        read = _read(ctx, request, part_req, partition, error, remaining, min_one=remaining == request.max_bytes)
+        min_one = version > HARD_MAX_BYTES_UNTIL and remaining == request.max_bytes
+        read = _read(ctx, request, part_req, partition, error, remaining, min_one=min_one)
         remaining -= read.size
         if read.error_code == ErrorCode.NOT_LEADER_OR_FOLLOWER and partition is not None:
             leaders.add(partition.leader_id)
@@ -207,7 +223,7 @@ def _build_response(request: FetchRequest, ctx: RequestContext, targets: list[_T
             responses.append(_TopicResponse(topic_id=key, partitions=[]) if version >= TOPIC_ID_VERSION
                              else _TopicResponse(topic=key, partitions=[]))
             last_key = key
-        responses[-1].partitions.append(_partition_data(ctx, part_req, partition, reads[index]))
+        responses[-1].partitions.append(_partition_data(ctx, key, part_req, partition, reads[index]))
     return FetchResponse(throttle_time_ms=0, error_code=0, session_id=session_id, responses=responses,
                          node_endpoints=node_endpoints)
 
@@ -243,7 +259,35 @@ def _read(ctx: RequestContext, request: FetchRequest, part_req: Any, partition: 
     return _Read(code, log.high_watermark, log.log_start_offset, batches, batches.size, aborted, current_leader)
 
 
-def _partition_data(ctx: RequestContext, part_req: Any, partition: Partition | None, read: _Read) -> Any:
+def _local_log(ctx: RequestContext, key: Any, part_req: Any) -> Partition | None:
+    """The partition asked for, by topic name (before v13) and index, if this node holds its log
+    (ReplicaManager.getLogConfig), whatever the answer's error."""
+    topic = ctx.cluster.topics.get(key) if ctx.api_version < TOPIC_ID_VERSION else None
+    if topic is None or not 0 <= part_req.partition < len(topic.partitions):
+        return None
+    partition = topic.partitions[part_req.partition]
+    return partition if ctx.node.node_id in partition.replicas else None
+
+
+def _partition_data(ctx: RequestContext, key: Any, part_req: Any, partition: Partition | None, read: _Read) -> Any:
+    version = ctx.api_version
+    local = _local_log(ctx, key, part_req) if version < ZSTD_FROM else None
+    if local is not None:
+        # KafkaApis.maybeConvertFetchedData, after the session has seen the unconverted answer, for every partition
+        # whose log this node holds, refused ones too: an error answer's empty records become an overflow entry,
+        # and a zstd topic answers UNSUPPORTED_COMPRESSION_TYPE whatever the partition's error was
+        if ctx.cluster.topic_config(local.topic, "compression.type") == "zstd":
+            return _unsupported_compression(part_req)
+        if version <= DOWN_CONVERT_UNTIL:
+            magic = records.MAGIC_V0 if version <= MAGIC_V0_UNTIL else records.MAGIC_V1
+            try:
+                converted = records.down_convert(read.batches, magic, part_req.fetch_offset)
+            except KafkaError as exc:
+                if exc.code != ErrorCode.UNSUPPORTED_COMPRESSION_TYPE:
+                    raise
+                return _unsupported_compression(part_req)
+            return _PartitionData(partition_index=part_req.partition, error_code=read.error_code,
+                                  high_watermark=read.high_watermark, records=converted)
     extra: dict[str, Any] = {} if read.current_leader is None else {"current_leader": read.current_leader}
     return _PartitionData(
         partition_index=part_req.partition, error_code=read.error_code, high_watermark=read.high_watermark,
@@ -253,6 +297,14 @@ def _partition_data(ctx: RequestContext, part_req: Any, partition: Partition | N
         # batches go to the socket as they are (stored_batch_holders)
         records=read.batches if read.batches else b"", **extra,
     )
+
+
+def _unsupported_compression(part_req: Any) -> Any:
+    """FetchResponse.partitionResponse(UNSUPPORTED_COMPRESSION_TYPE): no offsets, no records (and an empty,
+    not null, aborted transaction list: the generated default)."""
+    return _PartitionData(partition_index=part_req.partition, error_code=ErrorCode.UNSUPPORTED_COMPRESSION_TYPE,
+                          high_watermark=-1, last_stable_offset=-1, log_start_offset=-1, aborted_transactions=[],
+                          preferred_read_replica=-1, records=b"")
 
 
 def stored_batch_holders(response: FetchResponse) -> list[Any]:

@@ -9,6 +9,12 @@ not have, UNKNOWN_TOPIC_OR_PARTITION. Only the remaining partitions reach the co
 NOT_COORDINATOR, no group created). The empty group id is a group like any other (only a null one is refused).
 For a KIP-848 consumer group the generation is the member epoch: an older one is STALE_MEMBER_EPOCH, a newer
 one FENCED_MEMBER_EPOCH, and its members must commit with v9+ (ConsumerGroup.validateOffsetCommit).
+
+v0-1 (removed by KIP-896 in Kafka 4.0) are served for older release profiles as a KRaft 3.9 broker served
+them: v1 commits to the coordinator like v2 (Kafka keeps v1's per-partition commit timestamp as the
+commit time, which only offset expiry reads; here the coordinator stamps the broker's time); v0 meant
+"store in ZooKeeper" (KafkaApis.commitOffsetsToZookeeper), which a KRaft broker refuses after the checks above with
+UNSUPPORTED_VERSION on every partition of the request (OffsetCommitRequest.getErrorResponse).
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ from .group_common import coordinator_error
 
 API_KEY = 8
 MIN_VERSION, MAX_VERSION = 2, 10
+PRE_KIP896_MIN_VERSION = 0  # releases before 4.0 served v0-1
 
 # KIP-848: from v10 topics are named by id.
 TOPIC_IDS_FROM = 10
@@ -66,6 +73,9 @@ def handle(request: OffsetCommitRequest, ctx: RequestContext) -> OffsetCommitRes
                                 p.committed_leader_epoch if version >= 6 else -1, p.committed_metadata))
     if not allowed:
         return _response(request, [code for code in answered if code is not None], version)
+    if version == 0:
+        # metadataSupport.requireZkOrThrow: the whole request gets the exception's code
+        return _response(request, [ErrorCode.UNSUPPORTED_VERSION for _ in answered], version)
     # a coordinator failure is OffsetCommitRequest.getErrorResponse of the request the coordinator was given
     # (GroupCoordinatorService.commitOffsets), merged with the broker's own answers (OffsetCommitResponse.Builder)
     error = coordinator_error(ctx, request.group_id)

@@ -6,6 +6,10 @@ caller may not describe is answered TOPIC_AUTHORIZATION_FAILED on its partitions
 "all partitions" request leaves such topics out without a word.
 From v9 a member of a KIP-848 consumer group names itself and its epoch: UNKNOWN_MEMBER_ID,
 STALE_MEMBER_EPOCH or FENCED_MEMBER_EPOCH for the group otherwise (ConsumerGroup.validateOffsetFetch).
+
+v0 (removed by KIP-896 in Kafka 4.0, served for older release profiles) read offsets from ZooKeeper
+(KafkaApis.handleOffsetFetchRequestFromZookeeper): a KRaft 3.9 broker, once the group is authorized, answers
+it UNSUPPORTED_VERSION on every requested partition (OffsetFetchRequest.getErrorResponse).
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from .group_common import coordinator_error
 
 API_KEY = 9
 MIN_VERSION, MAX_VERSION = 1, 10
+PRE_KIP896_MIN_VERSION = 0  # releases before 4.0 served v0
 
 NO_OFFSET = -1
 MEMBER_EPOCH_FROM = 9  # KIP-848: OffsetFetch names the member and its epoch
@@ -36,6 +41,8 @@ def handle(request: OffsetFetchRequest, ctx: RequestContext) -> OffsetFetchRespo
         return OffsetFetchResponse(throttle_time_ms=0,
                                    groups=[_group(ctx, g, request.require_stable) for g in request.groups])
     error = _group_error(ctx, request.group_id)
+    if version == 0 and error is not ErrorCode.GROUP_AUTHORIZATION_FAILED:
+        error = ErrorCode.UNSUPPORTED_VERSION  # metadataSupport.requireZkOrThrow
     describable = _describable(ctx, [t.name for t in request.topics or []])
     wanted = None if request.topics is None else [
         (t.name, i) for t in request.topics if t.name in describable for i in t.partition_indexes]

@@ -3,6 +3,9 @@
 With an authorizer (KafkaApis.handleOffsetForLeaderEpochRequest): CLUSTER_ACTION on the cluster covers every
 topic, whatever the replica id; without it each topic needs DESCRIBE, else its partitions get
 TOPIC_AUTHORIZATION_FAILED, before an unknown topic is reported. Refused topics come last in the answer.
+
+v0-1 (removed by KIP-896 in Kafka 4.0, served for older release profiles) carry no current leader epoch (read
+as -1, so never fenced) and v0 answers without the leader epoch; otherwise Kafka 3.9 answers them as v2.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from .context import RequestContext
 
 API_KEY = 23
 MIN_VERSION, MAX_VERSION = 2, 4
+PRE_KIP896_MIN_VERSION = 0  # releases before 4.0 served v0-1
 
 _Topic = OffsetForLeaderEpochResponse.OffsetForLeaderTopicResult
 _Partition = _Topic.EpochEndOffset

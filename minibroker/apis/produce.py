@@ -344,27 +344,6 @@ def convert_legacy_message_set(data: bytes | bytearray | memoryview, limit: int 
 
 
 _LZ4_MAGIC = b"\x04\x22\x4d\x18"
-_XXH_PRIMES = (2654435761, 2246822519, 3266489917, 668265263, 374761393)
-_U32 = 0xFFFFFFFF
-
-
-def _xxh32_short(data: bytes) -> int:
-    """XXH32 with seed 0 of fewer than 16 bytes (an LZ4 frame descriptor)."""
-    p1, p2, p3, p4, p5 = _XXH_PRIMES
-    h = (p5 + len(data)) & _U32
-    pos = 0
-    while pos + 4 <= len(data):
-        h = (h + int.from_bytes(data[pos:pos + 4], "little") * p3) & _U32
-        h = (((h << 17) | (h >> 15)) & _U32) * p4 & _U32
-        pos += 4
-    for byte in data[pos:]:
-        h = (h + byte * p5) & _U32
-        h = (((h << 11) | (h >> 21)) & _U32) * p1 & _U32
-    h ^= h >> 15
-    h = h * p2 & _U32
-    h ^= h >> 13
-    h = h * p3 & _U32
-    return h ^ (h >> 16)
 
 
 def _fix_lz4_header_checksum(payload: bytes) -> bytes:
@@ -376,5 +355,5 @@ def _fix_lz4_header_checksum(payload: bytes) -> bytes:
     end = 6 + (8 if flags & 0x08 else 0) + (4 if flags & 0x01 else 0)  # content size, dictionary id
     if len(payload) <= end:
         return payload
-    checksum = (_xxh32_short(payload[4:end]) >> 8) & 0xFF
+    checksum = (records.xxh32_short(payload[4:end]) >> 8) & 0xFF
     return payload[:end] + bytes((checksum,)) + payload[end + 1:]

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import struct
 import zlib
-from collections.abc import Generator, Iterator
+from collections.abc import Generator, Iterator, Sequence
 from dataclasses import dataclass
 
 import cramjam
@@ -620,3 +620,157 @@ def control_record_type(batch: bytes | bytearray | memoryview) -> int:
     """CONTROL_COMMIT or CONTROL_ABORT for a marker batch."""
     record = next(iter_records(batch))
     return int(_CONTROL_KEY.unpack_from(record.key or b"\x00\x00\xff\xff")[1])
+
+
+# -- down-conversion to message format v0 and v1, for Fetch v0-3 (Kafka 3.9's RecordsUtil.downConvert) --------
+
+MAGIC_V0, MAGIC_V1 = 0, 1
+LEGACY_ATTR_LOG_APPEND_TIME = 0x08  # a magic 1 message's timestamp type bit
+_LEGACY_LOG_ENTRY = struct.Struct(">qi")  # offset, message size
+_LEGACY_BYTES_LENGTH = struct.Struct(">i")
+_LEGACY_HEAD = struct.Struct(">bb")  # magic, attributes
+_LEGACY_TIMESTAMP = struct.Struct(">q")
+# LazyDownConversionRecordsSend: converted chunks are read this much at a time, and an overflow message that pads
+# the answer to its announced size is at most this long and at least a log entry header
+MAX_CONVERSION_READ_SIZE = 128 * 1024
+RECORD_BATCH_OVERHEAD = HEADER_SIZE
+
+
+_XXH32_PRIME = (0x9E3779B1, 0x85EBCA77, 0xC2B2AE3D, 0x27D4EB2F, 0x165667B1)
+_U32 = 0xFFFFFFFF
+
+
+def _rotl32(value: int, bits: int) -> int:
+    return ((value << bits) | (value >> (32 - bits))) & _U32
+
+
+def xxh32_short(data: bytes) -> int:
+    """XXH32 (seed 0) of fewer than 16 bytes, enough for an LZ4 frame descriptor."""
+    if len(data) >= 16:
+        raise ValueError("xxh32_short hashes fewer than 16 bytes")
+    p1, p2, p3, p4, p5 = _XXH32_PRIME
+    acc = (p5 + len(data)) & _U32
+    whole = len(data) - len(data) % 4
+    for pos in range(0, whole, 4):
+        acc = _rotl32((acc + int.from_bytes(data[pos:pos + 4], "little") * p3) & _U32, 17) * p4 & _U32
+    for byte in data[whole:]:
+        acc = _rotl32((acc + byte * p5) & _U32, 11) * p1 & _U32
+    acc = (acc ^ (acc >> 15)) * p2 & _U32
+    acc = (acc ^ (acc >> 13)) * p3 & _U32
+    return acc ^ (acc >> 16)
+
+
+def _legacy_lz4(payload: bytes, magic: int) -> bytes:
+    """An LZ4 frame as Kafka's Lz4BlockOutputStream writes it: independent 64 KB blocks, no checksums but the
+    header's, which for magic 0 hashes the frame magic too (the Kafka 0.8 framing, KAFKA-3160)."""
+    frame = lz4.frame.compress(payload, block_size=lz4.frame.BLOCKSIZE_MAX64KB, block_linked=False,
+                               content_checksum=False, block_checksum=False, store_size=False)
+    if magic != MAGIC_V0:
+        return frame
+    broken = (xxh32_short(frame[:6]) >> 8) & 0xFF  # magic (4 bytes), FLG, BD
+    return frame[:6] + bytes((broken,)) + frame[7:]
+
+
+def _legacy_bytes(value: bytes | None) -> bytes:
+    if value is None:
+        return _LEGACY_BYTES_LENGTH.pack(-1)
+    return _LEGACY_BYTES_LENGTH.pack(len(value)) + value
+
+
+def legacy_entry(offset: int, magic: int, attributes: int, timestamp: int, key: bytes | None,
+                 value: bytes | None) -> bytes:
+    """One log entry of a magic 0 or 1 message set: offset, size, then the message with its CRC32
+    (LegacyRecord.write); a magic 0 message has no timestamp."""
+    body = (_LEGACY_HEAD.pack(magic, attributes) + (_LEGACY_TIMESTAMP.pack(timestamp) if magic else b"")
+            + _legacy_bytes(key) + _legacy_bytes(value))
+    message = _CRC.pack(zlib.crc32(body)) + body
+    return _LEGACY_LOG_ENTRY.pack(offset, len(message)) + message
+
+
+def down_convert_batch(batch: bytes | bytearray | memoryview, magic: int, fetch_offset: int) -> bytes:
+    """One stored v2 batch as a magic 0 or 1 message set, as RecordsUtil.convertRecordBatch writes it.
+
+    Control batches have no legacy form and give b"". Headers are dropped; offsets are kept; magic 1 keeps
+    each record's timestamp (the batch's log append time for LOG_APPEND_TIME batches, flagged in the
+    attributes), magic 0 has none. An uncompressed batch loses the records below `fetch_offset`; a
+    compressed one becomes one wrapper message compressed with the batch's codec, holding every record
+    (relative inner offsets for magic 1, absolute for magic 0), at the offset of its last record.
+    KafkaError(UNSUPPORTED_COMPRESSION_TYPE) for a zstd batch, which message formats 0 and 1 cannot hold.
+    """
+    header = read_header(batch)
+    if header.is_control:
+        return b""
+    codec = header.compression
+    if codec == COMPRESSION_ZSTD:
+        raise KafkaError(ErrorCode.UNSUPPORTED_COMPRESSION_TYPE,
+                         "Down-conversion of zstandard-compressed batches is not supported")
+    kept = [r for r in iter_records(batch) if codec != COMPRESSION_NONE or r.offset >= fetch_offset]
+    if not kept:
+        return b""
+    log_append_time = header.timestamp_type == 1
+    flag = LEGACY_ATTR_LOG_APPEND_TIME if magic and log_append_time else 0
+
+    def stamp(record: Record) -> int:
+        return header.max_timestamp if log_append_time else record.timestamp
+
+    if codec == COMPRESSION_NONE:
+        return b"".join(legacy_entry(r.offset, magic, flag, stamp(r), r.key, r.value) for r in kept)
+    base = kept[0].offset if magic else 0
+    inner = b"".join(legacy_entry(r.offset - base, magic, flag, stamp(r), r.key, r.value) for r in kept)
+    wrapper_timestamp = max(stamp(r) for r in kept)
+    payload = _legacy_lz4(inner, magic) if codec == COMPRESSION_LZ4 else compress(codec, inner)
+    return legacy_entry(kept[-1].offset, magic, codec | flag, wrapper_timestamp, None, payload)
+
+
+def _overflow(remaining: int) -> bytes:
+    """LazyDownConversionRecordsSend.buildOverflowBatch: a log entry header at offset -1 whose length runs past
+    the answer, so that a client drops it as a partial message."""
+    size = max(LOG_OVERHEAD, min(remaining + 1, MAX_CONVERSION_READ_SIZE))
+    head = _LEGACY_LOG_ENTRY.pack(-1, max(remaining + 1, RECORD_BATCH_OVERHEAD))
+    return head + bytes(size - len(head))
+
+
+def down_convert(batches: Sequence[bytes | bytearray | memoryview], magic: int, fetch_offset: int) -> bytes:
+    """A partition's fetched batches as the magic 0 or 1 message set Kafka 3.9 sends for Fetch v0-3.
+
+    As LazyDownConversionRecords: the answer announces max(the stored size, the first batch that converts to
+    something), or one log entry header when none does, and is exactly that long. The first such batch comes
+    first; then the batches from the second one on (LazyDownConversionRecordsSend skips only one batch of
+    those it converted already, so batches after leading control batches come twice; clients skip offsets
+    they have) in chunks of up to 128 KB, a chunk converting to nothing left out. The bytes are cut at the
+    announced size (a partial last message, which clients skip) or padded with overflow entries when
+    conversion made them shorter (dropped control batches and headers) or met a zstd batch after the first.
+    KafkaError(UNSUPPORTED_COMPRESSION_TYPE) when a zstd batch comes before anything converted.
+    """
+    first = b""
+    index = 0
+    while index < len(batches) and not first:
+        first = down_convert_batch(batches[index], magic, fetch_offset)
+        index += 1
+    if not first:
+        return _overflow(LOG_OVERHEAD)[:LOG_OVERHEAD]
+    size = max(sum(len(batch) for batch in batches), len(first))
+    pieces = [first]
+    written = len(first)
+    index = 1  # the send's own iterator skips one batch for the first converted one, whatever it took
+    while index < len(batches) and written < size:
+        chunk = [batches[index]]
+        chunk_size = len(batches[index])
+        index += 1
+        while index < len(batches) and chunk_size + len(batches[index]) <= MAX_CONVERSION_READ_SIZE:
+            chunk.append(batches[index])
+            chunk_size += len(batches[index])
+            index += 1
+        try:
+            converted = b"".join(down_convert_batch(batch, magic, fetch_offset) for batch in chunk)
+        except KafkaError as exc:
+            if exc.code != ErrorCode.UNSUPPORTED_COMPRESSION_TYPE:
+                raise
+            break  # committed to the size already: the rest is overflow, the next fetch gets the error
+        pieces.append(converted)
+        written += len(converted)
+    while written < size:
+        piece = _overflow(size - written)[:size - written]
+        pieces.append(piece)
+        written += len(piece)
+    return b"".join(pieces)[:size]

@@ -2,10 +2,11 @@
 
 These clients are old: they send the versions KIP-896 removed from Kafka 4.0 without asking ApiVersions
 (sarama: Produce v0 by default, DescribeConfigs v0 always; kafka-go: Produce v2, Fetch v2, CreateTopics v0).
-A `latest` node refuses them, as Kafka 4 does; a node speaking as 3.9 serves them as 3.9 did. Each client
-test names the API versions it will send and is skipped, saying which, when the 3.9 profile does not serve
-them. The Go programs (tests/clients/go) are built with Debian's Go toolchain in GOPATH mode from
-/usr/share/gocode: no module download (scripts/install-test-deps.sh installs the packages).
+A `latest` node refuses them, as Kafka 4 does; a node speaking as 3.9 serves them as 3.9 did (Fetch v0-3
+down-converted to message formats 0 and 1). Each client test names the API versions it will send and first
+checks that the 3.9 profile serves them. The Go programs (tests/clients/go) are built with Debian's Go
+toolchain in GOPATH mode from /usr/share/gocode: no module download (scripts/install-test-deps.sh installs
+the packages).
 
 The wire tests at the end check the magic 0/1 message sets of Produce v0-2 without Go: they are
 converted to one magic 2 batch on append, as Kafka 3.9's LogValidator does.
@@ -16,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import shutil
 import struct
 import subprocess
@@ -28,7 +30,7 @@ import pytest
 from kafka import KafkaConsumer, TopicPartition
 from kafka.record.legacy_records import LegacyRecordBatchBuilder
 
-from minibroker.apis import API_MODULES, accepted_versions, produce
+from minibroker.apis import accepted_versions, produce
 from minibroker.apis.context import CloseConnection
 from minibroker.core.clock import ManualClock
 from minibroker.core.cluster import Cluster
@@ -60,24 +62,19 @@ SARAMA_2_2_CLIENT = {0: 3, 1: 4, 2: 1, 3: 5, 8: 2, 9: 1, 10: 0, 11: 1, 22: 0}
 SARAMA_DEFAULT_PRODUCER = {0: 0, 3: 0}
 SARAMA_0_10_PRODUCER = {0: 2, 3: 2}
 SARAMA_DEFAULT_CONSUMER = {1: 0, 2: 0, 3: 0}
-SARAMA_0_10_GROUP = {1: 3, 2: 1, 3: 2, 8: 2, 9: 1, 10: 0, 11: 1}
+SARAMA_0_10_CONSUMER = {1: 3, 2: 1, 3: 2}
+SARAMA_0_10_GROUP = {1: 3, 2: 1, 3: 2, 8: 2, 9: 1, 10: 0, 11: 1}  # OffsetCommit v2 (v1 without a retention)
 KAFKA_GO_ADMIN = {3: 1, 19: 0, 20: 1}
 KAFKA_GO_PRODUCER = {0: 2, 3: 1}
 KAFKA_GO_GROUP = {1: 2, 2: 1, 3: 1, 8: 2, 9: 1, 10: 0, 11: 1}
 
 
 def require(versions: dict[int, int], profile: str = PROFILE) -> None:
-    """Skip unless a node of `profile` accepts every (api key: version) the client will send."""
+    """Fail, naming them, unless a node of `profile` accepts every (api key: version) the client will send."""
     accepted = accepted_versions(profile)
     missing = [f"{NAMES.get(key, key)} v{version}" for key, version in sorted(versions.items())
                if not (key in accepted and accepted[key][0] <= version <= accepted[key][1])]
-    if missing:
-        unwired = [f"{NAMES.get(key, key)} v{version}" for key, version in sorted(versions.items())
-                   if getattr(API_MODULES[key], "PRE_KIP896_MIN_VERSION", 99) <= version < API_MODULES[key].MIN_VERSION
-                   and not (key in accepted and accepted[key][0] <= version)]
-        note = (f" ({', '.join(unwired)} implemented, but minibroker/apis/__init__.py does not yet let old "
-                "release profiles accept PRE_KIP896_MIN_VERSION)") if unwired else ""
-        pytest.skip(f"the {profile} profile does not serve {', '.join(missing)}{note}")
+    assert not missing, f"the {profile} profile does not serve {', '.join(missing)}"
 
 
 # --- the Go programs -------------------------------------------------------------------------------------
@@ -108,9 +105,19 @@ def go_programs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 @pytest.fixture(scope="module")
 def broker_39():
-    process = start_broker(extra_args=("--as-version", PROFILE))
+    # debug: the broker logs each request's API and version, so a test can check what the client sent
+    process = start_broker(extra_args=("--as-version", PROFILE, "--log-level", "debug"))
     yield process
     process.stop()
+
+
+# client ids may hold spaces (kafka-go's names its host and package)
+_REQUEST = re.compile(r" request from \S+ client_id=.*? api=(?P<api>[A-Z_]+) v(?P<version>\d+) correlation_id=")
+
+
+def sent_since(broker: Any, mark: int) -> set[tuple[str, int]]:
+    """(API name, version) of the requests the broker logged after `mark` characters of its log."""
+    return {(m["api"], int(m["version"])) for m in _REQUEST.finditer(broker.log_text()[mark:])}
 
 
 def run_go(program: Path, broker: Any, *args: str, timeout: float = 40) -> dict[str, Any]:
@@ -187,25 +194,55 @@ def test_sarama_old_producers_message_sets_become_record_batches(go_programs, br
         assert all(m.timestamp > NOW for m in found)
 
 
-def test_sarama_default_consumer_reads_with_fetch_v0(go_programs, broker_39):
+@pytest.mark.parametrize("compression", ["none", "gzip", "snappy"])
+def test_sarama_default_consumer_reads_with_fetch_v0(go_programs, broker_39, compression):
     require({**SARAMA_DEFAULT_PRODUCER, **SARAMA_DEFAULT_CONSUMER})
     topic = unique_topic("sarama-v0")
     broker_39.create_topic(topic, partitions=1)
     sarama = go_programs["sarama_client"]
-    run_go(sarama, broker_39, "-mode", "produce", "-topic", topic, "-count", "4")
+    run_go(sarama, broker_39, "-mode", "produce", "-topic", topic, "-count", "4", "-compression", compression)
+    mark = len(broker_39.log_text())
     consumed = run_go(sarama, broker_39, "-mode", "consume", "-topic", topic, "-count", "4")
-    assert consumed["values"] == ["v0", "v1", "v2", "v3"]
+    assert {("FETCH", 0), ("LIST_OFFSETS", 0)} <= sent_since(broker_39, mark)
+    assert consumed["values"] == ["v0", "v1", "v2", "v3"] and consumed["keys"] == ["k0", "k1", "k2", "k3"]
+    assert consumed["offsets"] == [0, 1, 2, 3] and consumed["timestamps"] == 0  # magic 0: no timestamps
 
 
-def test_sarama_0_10_consumer_group(go_programs, broker_39):
-    require({**SARAMA_0_10_PRODUCER, **SARAMA_0_10_GROUP})
+@pytest.mark.parametrize("compression", ["none", "gzip", "snappy", "lz4"])
+def test_sarama_0_10_consumer_reads_batches_down_converted_to_magic_1(go_programs, broker_39, compression):
+    require({0: 3, 3: 5, **SARAMA_0_10_CONSUMER})
+    topic = unique_topic("sarama-v3")
+    broker_39.create_topic(topic, partitions=1)
+    sarama = go_programs["sarama_client"]
+    # stored as record batches by a 2.2 producer (Produce v3), read by a 0.10 consumer (Fetch v3)
+    for _ in range(2):
+        run_go(sarama, broker_39, "-mode", "produce", "-version", "2.2.0", "-topic", topic, "-count", "5",
+               "-compression", compression)
+    mark = len(broker_39.log_text())
+    consumed = run_go(sarama, broker_39, "-mode", "consume", "-version", "0.10.2.0", "-topic", topic, "-count",
+                      "10")
+    assert ("FETCH", 3) in sent_since(broker_39, mark)
+    assert consumed["values"] == [f"v{i}" for i in range(5)] * 2 and consumed["offsets"] == list(range(10))
+    assert consumed["timestamps"] == 10
+
+
+@pytest.mark.parametrize("retention", ["1h", "0"], ids=["offset-commit-v2", "offset-commit-v1"])
+def test_sarama_0_10_consumer_group(go_programs, broker_39, retention):
+    require({**SARAMA_0_10_PRODUCER, **SARAMA_0_10_GROUP, 8: 2 if retention != "0" else 1})
     topic, group = unique_topic("sarama-010"), unique_topic("sarama-010-group")
     broker_39.create_topic(topic, partitions=2)
     sarama = go_programs["sarama_client"]
     run_go(sarama, broker_39, "-mode", "produce", "-version", "0.10.2.0", "-topic", topic, "-count", "8")
-    consumed = run_go(sarama, broker_39, "-mode", "group", "-version", "0.10.2.0", "-topic", topic, "-group", group,
-                      "-count", "8")
+    args = ("-mode", "group", "-version", "0.10.2.0", "-topic", topic, "-group", group, "-retention", retention)
+    mark = len(broker_39.log_text())
+    consumed = run_go(sarama, broker_39, *args, "-count", "8")
     assert sorted(consumed["values"]) == sorted(f"v{i}" for i in range(8))
+    assert {("FETCH", 3), ("OFFSET_COMMIT", 2 if retention != "0" else 1)} <= sent_since(broker_39, mark)
+    # the group committed when it left: a new member of it resumes after what was consumed
+    run_go(sarama, broker_39, "-mode", "produce", "-version", "0.10.2.0", "-topic", topic, "-count", "2",
+           "-prefix", "w")
+    resumed = run_go(sarama, broker_39, *args, "-count", "2")
+    assert sorted(resumed["values"]) == ["w0", "w1"]
 
 
 # --- kafka-go ------------------------------------------------------------------------------------------
@@ -232,7 +269,9 @@ def test_kafka_go_consumer_group(go_programs, broker_39):
     broker_39.create_topic(topic, partitions=1)
     kafkago = go_programs["kafkago_client"]
     run_go(kafkago, broker_39, "-mode", "produce", "-topic", topic, "-count", "5")
+    mark = len(broker_39.log_text())
     consumed = run_go(kafkago, broker_39, "-mode", "group", "-topic", topic, "-group", group, "-count", "5")
+    assert ("FETCH", 2) in sent_since(broker_39, mark)
     assert sorted(consumed["values"]) == [f"v{i}" for i in range(5)]
 
 
@@ -313,8 +352,8 @@ def xxhash32_via_lz4_check(data: bytes) -> int:
     # produce's XXH32 is checked here against python-lz4's own header checksums first
     for size in (10, 1 << 12):
         frame = lz4.frame.compress(b"y" * size, store_size=False)
-        assert (produce._xxh32_short(frame[4:6]) >> 8) & 0xFF == frame[6]
-    return produce._xxh32_short(data)
+        assert (records.xxh32_short(frame[4:6]) >> 8) & 0xFF == frame[6]
+    return records.xxh32_short(data)
 
 
 def test_a_magic_0_lz4_wrapper_with_kafka_0_8_framing_converts():

@@ -50,7 +50,7 @@ def test_each_node_advertises_its_release(cluster):
     assert produce_max == {0: 14, 1: 9, 2: 11, 3: 12, 4: 13, 5: 13}
     assert {node: versions[METADATA][1] for node, versions in by_node.items()} == {
         0: 13, 1: 11, 2: 12, 3: 13, 4: 13, 5: 13}
-    assert by_node[1][FETCH] == (4, 12) and by_node[2][FETCH] == (4, 17) and by_node[4][FETCH] == (4, 18)
+    assert by_node[1][FETCH] == (0, 12) and by_node[2][FETCH] == (0, 17) and by_node[4][FETCH] == (4, 18)
     assert by_node[3][LIST_OFFSETS] == (1, 10) and by_node[5][LIST_OFFSETS] == (1, 11)
     assert all(versions[PRODUCE][0] == 0 for versions in by_node.values())  # as Kafka, Produce from v0
     # Kafka 2.8 had no transactions admin APIs and no DescribeTopicPartitions

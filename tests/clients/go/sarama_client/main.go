@@ -26,6 +26,7 @@ var (
 	idempotent  = flag.Bool("idempotent", false, "idempotent producer (needs -version 0.11.0.0 or later)")
 	compression = flag.String("compression", "none", "none, gzip, snappy or lz4")
 	timeout     = flag.Duration("timeout", 20*time.Second, "give up after this long")
+	retention   = flag.Duration("retention", time.Hour, "group offsets retention (0: commit with OffsetCommit v1)")
 )
 
 func config() *sarama.Config {
@@ -89,7 +90,8 @@ func produce() {
 	emit(map[string]interface{}{"partitions": partitions, "offsets": offsets})
 }
 
-// consume reads -count messages from partition 0 from the oldest offset, without a group.
+// consume reads -count messages from partition 0 from the oldest offset, without a group, and prints
+// each message's offset and whether it had a timestamp (message format 1 and later).
 func consume() {
 	consumer, err := sarama.NewConsumer([]string{*brokers}, config())
 	fail(err)
@@ -98,18 +100,26 @@ func consume() {
 	fail(err)
 	defer pc.Close()
 	values := []string{}
+	offsets := []int64{}
+	keys := []string{}
+	timestamps := 0
 	deadline := time.After(*timeout)
 	for len(values) < *count {
 		select {
 		case msg := <-pc.Messages():
 			values = append(values, string(msg.Value))
+			offsets = append(offsets, msg.Offset)
+			keys = append(keys, string(msg.Key))
+			if !msg.Timestamp.IsZero() {
+				timestamps++
+			}
 		case err := <-pc.Errors():
 			fail(err)
 		case <-deadline:
 			fail(fmt.Errorf("timed out with %d of %d messages", len(values), *count))
 		}
 	}
-	emit(map[string]interface{}{"values": values})
+	emit(map[string]interface{}{"values": values, "offsets": offsets, "keys": keys, "timestamps": timestamps})
 }
 
 type handler struct {
@@ -138,8 +148,8 @@ func (h *handler) ConsumeClaim(session sarama.ConsumerGroupSession, claim sarama
 // consumeGroup reads -count messages as a member of -group and commits them when it leaves.
 func consumeGroup() {
 	conf := config()
-	// a retention makes sarama commit with OffsetCommit v2 instead of v1
-	conf.Consumer.Offsets.Retention = time.Hour
+	// a retention makes sarama commit with OffsetCommit v2; without one it commits with v1
+	conf.Consumer.Offsets.Retention = *retention
 	client, err := sarama.NewConsumerGroup([]string{*brokers}, *group, conf)
 	fail(err)
 	h := &handler{done: make(chan struct{})}
