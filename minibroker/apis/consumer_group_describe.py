@@ -22,7 +22,7 @@ from .group_common import coordinator_error
 API_KEY = 69
 MIN_VERSION, MAX_VERSION = 0, 1
 
-MEMBER_TYPE_CONSUMER = 1  # v1: 0 classic, 1 consumer
+MEMBER_TYPE_CLASSIC, MEMBER_TYPE_CONSUMER = 0, 1  # v1 (KIP-1099): which protocol the member speaks
 NOT_REQUESTED = -(2**31)  # the schema default, Integer.MIN_VALUE (a plain int32 here, see authorized_operations)
 
 _Group = ConsumerGroupDescribeResponse.DescribedGroup
@@ -79,7 +79,7 @@ def _describe(ctx: RequestContext, group_id: str) -> Any:
                 subscribed_topic_regex=m.subscribed_topic_regex,
                 assignment=_assignment(ctx, m.assigned),
                 target_assignment=_assignment(ctx, group.target.get(m.member_id, {})),
-                member_type=MEMBER_TYPE_CONSUMER)
+                member_type=MEMBER_TYPE_CLASSIC if m.classic is not None else MEMBER_TYPE_CONSUMER)
         for m in group.members.values()
     ]
     return _Group(error_code=0, error_message=None, group_id=group_id, group_state=group.state.value,

@@ -5,7 +5,8 @@ As KafkaApis.handleConsumerGroupHeartbeat: UNSUPPORTED_VERSION unless `group.coo
 contains `consumer`; READ on the group, else GROUP_AUTHORIZATION_FAILED; DESCRIBE on every subscribed topic
 name, else TOPIC_AUTHORIZATION_FAILED; a regex subscription resolves only to topics the caller may DESCRIBE.
 The state machine is GroupMetadataManager's (core/consumer_groups.py); topics travel by id on the wire and by
-name inside the coordinator.
+name inside the coordinator. A first heartbeat to a classic group of protocol type `consumer` upgrades it online
+under `group.consumer.migration.policy`; the last member of this protocol leaving downgrades it (group_coordinator.py).
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """Heartbeat (12): keep a member's session alive; learn of a rebalance.
 
 Needs READ on the group (KafkaApis.handleHeartbeatRequest), else GROUP_AUTHORIZATION_FAILED and the
-session is not touched.
+session is not touched. A classic member of a KIP-848 consumer group is told REBALANCE_IN_PROGRESS when it
+must rejoin to reconcile (GroupMetadataManager.classicGroupHeartbeatToConsumerGroup).
 """
 
 from __future__ import annotations

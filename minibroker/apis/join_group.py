@@ -1,5 +1,9 @@
 """JoinGroup (11): join a classic group; answered when the rebalance's join phase ends.
 
+Joining a KIP-848 consumer group that has members makes a classic-protocol member of it (online migration,
+GroupMetadataManager.classicGroupJoinToConsumerGroup): answered at once with the member epoch as generation,
+no leader and the assignment the broker computed (sent by SyncGroup).
+
 Needs READ on the group (KafkaApis.handleJoinGroupRequest), else JoinGroupRequest.getErrorResponse with
 GROUP_AUTHORIZATION_FAILED: no member id, generation -1, no members, and nothing joins.
 """
@@ -42,6 +46,8 @@ def handle(request: JoinGroupRequest, ctx: RequestContext) -> JoinGroupResponse 
         protocols=[(p.name, bytes(p.metadata)) for p in request.protocols],
         require_known_member_id=version >= REQUIRE_KNOWN_MEMBER_ID_FROM,
         supports_skip_assignment=version >= SKIP_ASSIGNMENT_FROM,
+        # a classic member of a KIP-848 consumer group is assigned on the broker, from every topic's size
+        topics={name: len(topic.partitions) for name, topic in ctx.cluster.topics.items()},
     )
     if isinstance(result, Pending):
         return result.then(lambda outcome: _response(outcome, version))

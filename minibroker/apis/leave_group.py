@@ -1,7 +1,8 @@
 """LeaveGroup (13): members leave (one in v0-2, a batch with instance ids from v3).
 
 Needs READ on the group (KafkaApis.handleLeaveGroupRequest), else LeaveGroupRequest.getErrorResponse:
-GROUP_AUTHORIZATION_FAILED at the top level, no member results, and nobody leaves.
+GROUP_AUTHORIZATION_FAILED at the top level, no member results, and nobody leaves. Classic members of a
+KIP-848 consumer group leave it the same way; when only classic members remain, the group becomes classic again.
 """
 
 from __future__ import annotations

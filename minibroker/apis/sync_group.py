@@ -3,6 +3,8 @@
 Needs READ on the group (KafkaApis.handleSyncGroupRequest), else GROUP_AUTHORIZATION_FAILED with an empty
 assignment and nothing handed out. Before that, a v5+ request without a protocol type or name is refused
 INCONSISTENT_GROUP_PROTOCOL (SyncGroupRequest.areMandatoryProtocolTypeAndNamePresent).
+A classic member of a KIP-848 consumer group gets the assignment the broker computed for it, in the consumer
+protocol's embedded format (GroupMetadataManager.classicGroupSyncToConsumerGroup).
 """
 
 from __future__ import annotations

@@ -313,7 +313,7 @@ _IMPLEMENTED_BROKER = frozenset({
     "group.coordinator.rebalance.protocols", "group.consumer.assignors", "group.consumer.heartbeat.interval.ms",
     "group.consumer.min.heartbeat.interval.ms", "group.consumer.max.heartbeat.interval.ms",
     "group.consumer.session.timeout.ms", "group.consumer.min.session.timeout.ms",
-    "group.consumer.max.session.timeout.ms", "group.consumer.max.size",
+    "group.consumer.max.session.timeout.ms", "group.consumer.max.size", "group.consumer.migration.policy",
     # fetch sessions (core/fetch_sessions.py)
     "max.incremental.fetch.session.cache.slots",
 })

@@ -13,6 +13,11 @@ its partitions in its first heartbeat answer.
 Sessions (`group.consumer.session.timeout.ms`) and revocation deadlines (the
 member's rebalance timeout) are read from the clock on `tick`.
 
+Online migration (KIP-848 upgrade/downgrade): a consumer group may hold classic-protocol members (members
+converted from a classic group, or joining with JoinGroup), which keep using JoinGroup, SyncGroup, Heartbeat
+and LeaveGroup; the `classic_*` methods serve them from the group's state as GroupMetadataManager's
+classicGroup*ToConsumerGroup do. Converting whole groups between the types is group_coordinator.py's.
+
 Regex subscriptions: Kafka 4 compiles them with RE2J and a topic matches when
 the whole name matches (`Matcher.matches`); we compile them with RE2 itself
 (google-re2), so what Kafka refuses as INVALID_REGULAR_EXPRESSION (lookaround,
@@ -89,6 +94,14 @@ class HeartbeatResult:
     assignment: Assignment | None = None
 
 
+@dataclass
+class ClassicMemberMetadata:
+    """ConsumerGroupMemberMetadataValue.ClassicMemberMetadata: what a classic-protocol member joined with."""
+
+    session_timeout_ms: int
+    protocols: list[tuple[str, bytes]]
+
+
 @dataclass(eq=False)
 class ConsumerGroupMember:
     """ConsumerGroupMember: subscription, epochs and the partitions it owns or is giving back."""
@@ -109,6 +122,9 @@ class ConsumerGroupMember:
     pending_revocation: Assignment = field(default_factory=dict)
     session_deadline_ms: int = 0
     revocation_deadline_ms: int | None = None
+    classic: ClassicMemberMetadata | None = None  # set while the member uses the classic protocol
+    join_deadline_ms: int | None = None  # a classic member told to rejoin must do so by then
+    sync_deadline_ms: int | None = None  # a classic member that joined must sync by then
 
     def owned(self) -> set[tuple[str, int]]:
         """Partitions this member holds: assigned ones and those it still has to revoke."""
@@ -149,6 +165,40 @@ class ConsumerGroup:
         for member in self.members.values():
             subscribed |= member_topics(member, topics)
         return subscribed
+
+    def classic_members(self) -> list[ConsumerGroupMember]:
+        return [m for m in self.members.values() if m.classic is not None]
+
+    def supports_classic_protocols(self, protocol_type: str, names: set[str]) -> bool:
+        """ConsumerGroup.supportsClassicProtocols: type `consumer` and a protocol every classic member has."""
+        if protocol_type != CONSUMER_GROUP_TYPE:
+            return False
+        if not self.members:
+            return bool(names)
+        classic = self.classic_members()
+        return any(all(name in {n for n, _ in m.classic.protocols} for m in classic if m.classic is not None)
+                   for name in names)
+
+    def waiting_on_unreleased_partition(self, member: ConsumerGroupMember) -> bool:
+        """ConsumerGroup.waitingOnUnreleasedPartition: a partition of its target another member still holds."""
+        for topic, partitions in self.target.get(member.member_id, {}).items():
+            for p in partitions - member.assigned.get(topic, set()):
+                if self.owners.get((topic, p), member.member_id) != member.member_id:
+                    return True
+        return False
+
+
+def migration_policy(config: BrokerConfig) -> str:
+    """`group.consumer.migration.policy` in lower case: disabled, upgrade, downgrade or bidirectional."""
+    return str(config["group.consumer.migration.policy"]).strip().lower()
+
+
+def upgrade_enabled(config: BrokerConfig) -> bool:
+    return migration_policy(config) in ("upgrade", "bidirectional")
+
+
+def downgrade_enabled(config: BrokerConfig) -> bool:
+    return migration_policy(config) in ("downgrade", "bidirectional")
 
 
 def member_topics(member: ConsumerGroupMember, topics: Mapping[str, int]) -> set[str]:
@@ -283,6 +333,9 @@ class ConsumerGroupCoordinator:
         self.config = config
         self.clock = clock
         self.groups: dict[str, ConsumerGroup] = {}
+        # groups that lost a member, with their epoch before: group_coordinator.py checks whether they downgrade
+        # to classic groups (Kafka converts instead of removing the member, so the epoch stays as it was)
+        self.downgrade_candidates: dict[str, int] = {}
 
     # -- configuration --------------------------------------------------------------------------
 
@@ -453,6 +506,19 @@ class ConsumerGroupCoordinator:
             bump = True
         member.client_id, member.client_host = client_id, client_host
         member.session_deadline_ms = now + self.session_timeout_ms()
+        # a classic member heartbeating with the new protocol has upgraded itself (Kafka clears its classic metadata)
+        member.classic, member.join_deadline_ms, member.sync_deadline_ms = None, None, None
+        before = _copy(member.assigned)
+        self._update_and_reconcile(group, member, bump, topics, owned)
+        full = rebalance_timeout_ms != -1 and (names is not None or regex is not None) and owned is not None
+        changed = before != _copy(member.assigned)
+        return HeartbeatResult(
+            ErrorCode.NONE, None, member.member_id, member.member_epoch, self.heartbeat_interval_ms(),
+            _copy(member.assigned) if (member_epoch == 0 or full or changed) else None)
+
+    def _update_and_reconcile(self, group: ConsumerGroup, member: ConsumerGroupMember, bump: bool,
+                              topics: Mapping[str, int], owned: Assignment | None) -> None:
+        """Steps 1-3 of a heartbeat or classic join: bump the epoch, recompute the target, reconcile the member."""
         # the subscribed topics' partition counts: a new topic, a deleted one or more partitions move the epoch
         counts = {t: topics[t] for t in group.subscribed_topics(topics)}
         if counts != group.subscribed_partition_counts:
@@ -462,13 +528,7 @@ class ConsumerGroupCoordinator:
             group.group_epoch += 1
         if group.group_epoch > group.assignment_epoch:
             self._compute_target(group)
-        before = _copy(member.assigned)
         self._reconcile(group, member, owned)
-        full = rebalance_timeout_ms != -1 and (names is not None or regex is not None) and owned is not None
-        changed = before != _copy(member.assigned)
-        return HeartbeatResult(
-            ErrorCode.NONE, None, member.member_id, member.member_epoch, self.heartbeat_interval_ms(),
-            _copy(member.assigned) if (member_epoch == 0 or full or changed) else None)
 
     def _add_member(self, group: ConsumerGroup, member_id: str) -> ConsumerGroupMember:
         if len(group.members) >= self.config["group.consumer.max.size"]:
@@ -573,6 +633,144 @@ class ConsumerGroupCoordinator:
         if member.member_epoch != previous:
             member.previous_member_epoch = previous
 
+    # -- classic-protocol members (online migration) -------------------------------------------------
+
+    def classic_join(self, group: ConsumerGroup, member_id: str, unknown: bool, instance_id: str | None,
+                     rack_id: str | None, rebalance_timeout_ms: int, session_timeout_ms: int,
+                     protocols: list[tuple[str, bytes]], subscribed: list[str], owned: Assignment, client_id: str,
+                     client_host: str, topics: Mapping[str, int]) -> ConsumerGroupMember:
+        """classicGroupJoinToConsumerGroup steps 1-3: HeartbeatError as Kafka refuses; the reconciled member.
+
+        `unknown` says the member joined without an id (`member_id` is the one just made for it).
+        """
+        if not self._classic_member_fits(group, member_id, instance_id):
+            raise HeartbeatError(ErrorCode.GROUP_MAX_SIZE_REACHED,
+                                 f"The consumer group has reached its maximum capacity of "
+                                 f"{self.config['group.consumer.max.size']} members.")
+        bump = False
+        if instance_id is None:
+            member = group.members.get(member_id)
+            if member is None:
+                member = self._add_member(group, member_id)
+                bump = True
+        else:
+            existing_id = group.static_members.get(instance_id)
+            existing = group.members.get(existing_id) if existing_id is not None else None
+            if unknown:
+                if existing is None:
+                    member = self._add_member(group, member_id)
+                    bump = True
+                else:  # a restarted static member takes its old entry over (no UNRELEASED_INSTANCE_ID for classic)
+                    member = self._replace_static_member(group, existing, member_id)
+            else:
+                if existing is None:
+                    raise HeartbeatError(ErrorCode.UNKNOWN_MEMBER_ID, f"Instance id {instance_id} is unknown.")
+                if existing.member_id != member_id:
+                    raise HeartbeatError(ErrorCode.FENCED_INSTANCE_ID,
+                                         f"Static member {member_id} with instance id {instance_id} was fenced by "
+                                         f"member {existing.member_id}.")
+                member = existing
+            member.instance_id = instance_id
+            group.static_members[instance_id] = member.member_id
+        if rack_id is not None:
+            member.rack_id = rack_id
+        if rebalance_timeout_ms != -1:
+            member.rebalance_timeout_ms = rebalance_timeout_ms
+        if sorted(subscribed) != member.subscribed_topic_names:
+            member.subscribed_topic_names = sorted(subscribed)
+            bump = True
+        member.client_id, member.client_host = client_id, client_host
+        member.classic = ClassicMemberMetadata(session_timeout_ms, list(protocols))
+        now = self.clock.now_ms()
+        member.join_deadline_ms = None
+        member.sync_deadline_ms = now + rebalance_timeout_ms  # scheduleConsumerGroupSyncTimeout
+        member.session_deadline_ms = now + session_timeout_ms
+        self._update_and_reconcile(group, member, bump, topics, owned)
+        return member
+
+    def _classic_member_fits(self, group: ConsumerGroup, member_id: str, instance_id: str | None) -> bool:
+        """throwIfConsumerGroupIsFull: a member not yet in the group must find room."""
+        known = member_id in group.members or (instance_id is not None and instance_id in group.static_members)
+        return known or len(group.members) < self.config["group.consumer.max.size"]
+
+    def classic_member(self, group: ConsumerGroup, member_id: str, instance_id: str | None) -> ConsumerGroupMember:
+        """validateConsumerGroupMember and throwIfMemberDoesNotUseClassicProtocol."""
+        if instance_id is None:
+            member = self._member(group, member_id)
+        else:
+            known = group.static_members.get(instance_id)
+            found = group.members.get(known) if known is not None else None
+            if found is None:
+                raise HeartbeatError(ErrorCode.UNKNOWN_MEMBER_ID, f"Member with instance id {instance_id} is not a "
+                                                                  f"member of group {group.group_id}.")
+            if found.member_id != member_id:
+                raise HeartbeatError(ErrorCode.FENCED_INSTANCE_ID,
+                                     f"Static member {member_id} with instance id {instance_id} was fenced by "
+                                     f"member {found.member_id}.")
+            member = found
+        if member.classic is None:
+            raise HeartbeatError(ErrorCode.UNKNOWN_MEMBER_ID,
+                                 f"Member {member.member_id} does not use the classic protocol.")
+        return member
+
+    def classic_sync(self, group: ConsumerGroup, member_id: str, instance_id: str | None, generation_id: int,
+                     protocol_type: str | None, protocol_name: str | None) -> ConsumerGroupMember:
+        """classicGroupSyncToConsumerGroup: HeartbeatError as Kafka refuses; the member, whose assignment is sent."""
+        member = self.classic_member(group, member_id, instance_id)
+        assert member.classic is not None
+        if generation_id != member.member_epoch:
+            raise HeartbeatError(ErrorCode.ILLEGAL_GENERATION,
+                                 f"The request generation id {generation_id} is not equal to the member epoch "
+                                 f"{member.member_epoch} of member {member.member_id}.")
+        chosen = member.classic.protocols[0][0] if member.classic.protocols else None
+        if (protocol_type is not None and protocol_type != CONSUMER_GROUP_TYPE) or (
+                protocol_name is not None and protocol_name != chosen):
+            raise HeartbeatError(ErrorCode.INCONSISTENT_GROUP_PROTOCOL,
+                                 "The protocol type or name is not consistent with the member's.")
+        # a member revoking partitions has rejoined already: it finishes its reconciliation at its epoch
+        if group.group_epoch > member.member_epoch and member.state is not MemberState.UNREVOKED_PARTITIONS:
+            raise HeartbeatError(ErrorCode.REBALANCE_IN_PROGRESS,
+                                 f"A new rebalance is triggered in group {group.group_id} and member "
+                                 f"{member.member_id} should rejoin to catch up.")
+        member.session_deadline_ms = self.clock.now_ms() + member.classic.session_timeout_ms
+        member.sync_deadline_ms = None
+        return member
+
+    def classic_heartbeat(self, group: ConsumerGroup, member_id: str, instance_id: str | None,
+                          generation_id: int) -> ErrorCode:
+        """classicGroupHeartbeatToConsumerGroup: REBALANCE_IN_PROGRESS when the member must rejoin."""
+        member = self.classic_member(group, member_id, instance_id)
+        assert member.classic is not None
+        if generation_id != member.member_epoch:
+            raise HeartbeatError(ErrorCode.ILLEGAL_GENERATION)
+        now = self.clock.now_ms()
+        member.session_deadline_ms = now + member.classic.session_timeout_ms
+        # rejoin when the group epoch moved on, to finish revoking, or to take partitions that are free now
+        if (member.member_epoch < group.group_epoch or member.state is MemberState.UNREVOKED_PARTITIONS
+                or (member.state is MemberState.UNRELEASED_PARTITIONS
+                    and not group.waiting_on_unreleased_partition(member))):
+            if member.join_deadline_ms is None:  # scheduleConsumerGroupJoinTimeoutIfAbsent
+                member.join_deadline_ms = now + member.rebalance_timeout_ms
+            return ErrorCode.REBALANCE_IN_PROGRESS
+        return ErrorCode.NONE
+
+    def classic_leave(self, group: ConsumerGroup, member_id: str, instance_id: str | None) -> ErrorCode:
+        """One member of classicGroupLeaveToConsumerGroup: it leaves, its partitions are free, the epoch moves."""
+        try:
+            if instance_id is None:
+                member = self.classic_member(group, member_id, None)
+            else:
+                known = group.static_members.get(instance_id)
+                found = group.members.get(known) if known is not None else None
+                if found is None:
+                    return ErrorCode.UNKNOWN_MEMBER_ID
+                # the admin client removes static members by instance id alone
+                member = self.classic_member(group, member_id or found.member_id, instance_id)
+        except HeartbeatError as exc:
+            return exc.code
+        self.remove_member(group, member)
+        return ErrorCode.NONE
+
     # -- leaving and fencing -----------------------------------------------------------------------
 
     def _leave(self, group_id: str, member_id: str, member_epoch: int, instance_id: str | None) -> HeartbeatResult:
@@ -602,6 +800,7 @@ class ConsumerGroupCoordinator:
 
     def remove_member(self, group: ConsumerGroup, member: ConsumerGroupMember) -> None:
         """Take a member out (left, fenced or expired): its partitions are free, the group epoch moves."""
+        self.downgrade_candidates.setdefault(group.group_id, group.group_epoch)
         self._set_owned(group, member, {}, {})
         group.members.pop(member.member_id, None)
         group.target.pop(member.member_id, None)
@@ -619,7 +818,9 @@ class ConsumerGroupCoordinator:
                 late_revocation = (member.state is MemberState.UNREVOKED_PARTITIONS
                                    and member.revocation_deadline_ms is not None
                                    and now >= member.revocation_deadline_ms)
-                if now >= member.session_deadline_ms or late_revocation:
+                late_rejoin = member.join_deadline_ms is not None and now >= member.join_deadline_ms
+                late_sync = member.sync_deadline_ms is not None and now >= member.sync_deadline_ms
+                if now >= member.session_deadline_ms or late_revocation or late_rejoin or late_sync:
                     self.remove_member(group, member)
 
     # -- offsets -----------------------------------------------------------------------------------
@@ -632,6 +833,9 @@ class ConsumerGroupCoordinator:
         member = group.members.get(member_id)
         if member is None:
             return ErrorCode.UNKNOWN_MEMBER_ID
+        if member.classic is not None:
+            # a classic member commits with its generation, which is its member epoch (validateMemberEpoch)
+            return ErrorCode.NONE if member_epoch == member.member_epoch else ErrorCode.ILLEGAL_GENERATION
         if api_version is not None and api_version < 9:
             return ErrorCode.UNSUPPORTED_VERSION  # members of the new protocol commit with v9+
         return self._validate_epoch(member_epoch, member.member_epoch)
@@ -643,6 +847,8 @@ class ConsumerGroupCoordinator:
         member = group.members.get(member_id or "")
         if member is None:
             return ErrorCode.UNKNOWN_MEMBER_ID
+        if member.classic is not None:
+            return ErrorCode.NONE if member_epoch == member.member_epoch else ErrorCode.ILLEGAL_GENERATION
         return self._validate_epoch(member_epoch, member.member_epoch)
 
     @staticmethod

@@ -12,29 +12,45 @@ KIP-848 consumer groups live beside the classic ones (`consumer`, see
 consumer_groups.py); a group id names one group of either type, and committed
 offsets are kept here for both. An empty group of one type becomes a group of
 the other when a member of the other protocol joins it, as Kafka 4 converts
-it; a non-empty one refuses that member (Kafka's online migration, a classic
-member inside a consumer group, is not implemented).
+it. Non-empty groups migrate online as GroupMetadataManager migrates them under
+`group.consumer.migration.policy`: a consumer-protocol member joining a classic
+group of protocol type `consumer` converts it to a consumer group whose classic
+members keep using JoinGroup, SyncGroup, Heartbeat and LeaveGroup (upgrade),
+and when the last consumer-protocol member leaves or is fenced, a group of only
+classic members converts back to a classic group, which rebalances (downgrade).
 """
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
-from ..protocol.consumer_protocol import CONSUMER_PROTOCOL_TYPE, subscribed_topics
+from ..protocol.consumer_protocol import (
+    CONSUMER_PROTOCOL_TYPE,
+    decode_assignment,
+    decode_subscription,
+    encode_assignment,
+    subscribed_topics,
+    subscription_owned,
+)
 from ..protocol.errors import ErrorCode
 from .clock import Clock
 from .config import BrokerConfig
 from .consumer_groups import (
-    LEAVE_GROUP_MEMBER_EPOCH,
-    LEAVE_GROUP_STATIC_MEMBER_EPOCH,
+    ClassicMemberMetadata,
     ConsumerGroup,
     ConsumerGroupCoordinator,
+    ConsumerGroupMember,
+    HeartbeatError,
     HeartbeatResult,
+    MemberState,
+    downgrade_enabled,
     member_topics,
+    new_member_id,
+    upgrade_enabled,
 )
 from .pending import Pending
 
@@ -201,19 +217,123 @@ class GroupCoordinator:
 
     def consumer_heartbeat(self, group_id: str, member_id: str, member_epoch: int,
                            **details: Any) -> HeartbeatResult:
-        """ConsumerGroupHeartbeat; an empty classic group of that id becomes a consumer group."""
+        """ConsumerGroupHeartbeat; a classic group of that id becomes a consumer group (getOrMaybeCreateConsumerGroup).
+
+        An empty classic group is replaced; a non-empty one is upgraded online when the migration policy and
+        the group allow it, and stays classic if the heartbeat is refused.
+        """
         classic = self.groups.get(group_id)
-        if classic is not None and member_epoch not in (LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH):
-            if member_epoch != 0 or classic.members or classic.state is not GroupState.EMPTY:
-                # GroupMetadataManager.getOrMaybeCreateConsumerGroup: the id belongs to a classic group
-                return HeartbeatResult(ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a consumer group")
-            del self.groups[group_id]
-            converted = self.consumer.groups[group_id] = ConsumerGroup(group_id,
-                                                                        state_timestamp_ms=self.clock.now_ms())
-            converted.offsets, converted.pending_txn_offsets = classic.offsets, classic.pending_txn_offsets
-        elif classic is not None:
+        if classic is None:
+            result = self.consumer.heartbeat(group_id, member_id, member_epoch, **details)
+            self._downgrade_candidates()
+            return result
+        if member_epoch != 0:
             return HeartbeatResult(ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a consumer group")
-        return self.consumer.heartbeat(group_id, member_id, member_epoch, **details)
+        if classic.members or classic.state is not GroupState.EMPTY:
+            refusal = self._online_upgrade_refusal(classic)
+            if refusal is not None:
+                return HeartbeatResult(ErrorCode.GROUP_ID_NOT_FOUND, refusal)
+        del self.groups[group_id]
+        converted = self.consumer.groups[group_id] = self._to_consumer_group(classic)
+        result = self.consumer.heartbeat(group_id, member_id, member_epoch, **details)
+        if result.error is not ErrorCode.NONE and self.consumer.groups.get(group_id) is converted:
+            # Kafka writes the conversion with the heartbeat's records: a refused heartbeat converts nothing
+            del self.consumer.groups[group_id]
+            self.groups[group_id] = classic
+            return result
+        self._answer_all_waiters(classic, ErrorCode.REBALANCE_IN_PROGRESS)
+        self._downgrade_candidates()
+        return result
+
+    def _online_upgrade_refusal(self, classic: Group) -> str | None:
+        """validateOnlineUpgrade and the conversion's parsing: None if the group may become a consumer group."""
+        not_consumer = f"Group {classic.group_id} is not a consumer group"
+        if not upgrade_enabled(self.config) or classic.protocol_type != CONSUMER_PROTOCOL_TYPE:
+            return not_consumer
+        if len(classic.members) > self.config["group.consumer.max.size"]:
+            return not_consumer
+        if classic.protocol_name is None:
+            # no generation has chosen a protocol yet (Kafka would fail the conversion on the missing name)
+            return not_consumer
+        try:
+            for member in classic.members.values():
+                decode_subscription(member.metadata_for(classic.protocol_name))
+        except ValueError:
+            # Kafka says "Cannot upgrade the classic group X to consumer group because the embedded consumer
+            # protocol is malformed." with the same code; we keep the plain refusal our earlier releases gave
+            return not_consumer
+        return None
+
+    def _to_consumer_group(self, classic: Group) -> ConsumerGroup:
+        """ConsumerGroup.fromClassicGroup: each member stable at the generation, owning its classic assignment."""
+        group = ConsumerGroup(classic.group_id, state_timestamp_ms=self.clock.now_ms())
+        group.offsets, group.pending_txn_offsets = classic.offsets, classic.pending_txn_offsets
+        if not classic.members:
+            return group
+        group.group_epoch = group.assignment_epoch = classic.generation_id
+        for old in classic.members.values():
+            subscription = decode_subscription(old.metadata_for(classic.protocol_name))
+            assigned = decode_assignment(old.assignment)
+            member = ConsumerGroupMember(
+                old.member_id, instance_id=old.group_instance_id, rack_id=getattr(subscription, "rack_id", None),
+                client_id=old.client_id, client_host=old.client_host, rebalance_timeout_ms=old.rebalance_timeout_ms,
+                subscribed_topic_names=sorted(subscription.topics or []), member_epoch=classic.generation_id,
+                previous_member_epoch=classic.generation_id, state=MemberState.STABLE,
+                session_deadline_ms=self.clock.now_ms() + old.session_timeout_ms,
+                classic=ClassicMemberMetadata(old.session_timeout_ms, list(old.protocols)))
+            group.members[member.member_id] = member
+            if member.instance_id is not None:
+                group.static_members[member.instance_id] = member.member_id
+            # assigned and target alike keep it stable; a partition two members claim stays with the first
+            free = {t: {p for p in ps if (t, p) not in group.owners} for t, ps in assigned.items()}
+            member.assigned = {t: ps for t, ps in free.items() if ps}
+            group.target[member.member_id] = {t: set(ps) for t, ps in member.assigned.items()}
+            for tp in member.owned():
+                group.owners[tp] = member.member_id
+        return group
+
+    def _answer_all_waiters(self, classic: Group, error: ErrorCode) -> None:
+        """completeAllJoinFutures / completeAllSyncFutures of a group converted away."""
+        for member in classic.members.values():
+            self._answer_join(member, JoinResult(error, member.member_id))
+            self._answer_sync(member, SyncResult(error))
+
+    def _downgrade_candidates(self) -> None:
+        """Consumer groups that lost members: convert those left with only classic members (online downgrade)."""
+        candidates, self.consumer.downgrade_candidates = self.consumer.downgrade_candidates, {}
+        for group_id, epoch in candidates.items():
+            modern = self.consumer.groups.get(group_id)
+            if modern is not None and self._may_downgrade(modern):
+                self._to_classic_group(modern, epoch)
+
+    def _may_downgrade(self, modern: ConsumerGroup) -> bool:
+        """validateOnlineDowngrade*: only classic members left, the policy allows it, and they fit a classic group."""
+        return (bool(modern.members) and len(modern.classic_members()) == len(modern.members)
+                and downgrade_enabled(self.config) and len(modern.members) <= self.config["group.max.size"])
+
+    def _to_classic_group(self, modern: ConsumerGroup, generation_id: int, rebalance: bool = True) -> Group:
+        """convertToClassicGroup (ClassicGroup.fromConsumerGroup), then a rebalance the members rejoin for."""
+        now = self.clock.now_ms()
+        group = Group(modern.group_id, state=GroupState.STABLE, generation_id=generation_id,
+                      protocol_type=CONSUMER_PROTOCOL_TYPE, state_timestamp_ms=now)
+        group.offsets, group.pending_txn_offsets = modern.offsets, modern.pending_txn_offsets
+        for old in modern.members.values():
+            assert old.classic is not None
+            member = Member(old.member_id, old.instance_id, old.client_id, old.client_host,
+                            old.classic.session_timeout_ms, old.rebalance_timeout_ms, CONSUMER_PROTOCOL_TYPE,
+                            list(old.classic.protocols),
+                            assignment=encode_assignment(modern.target.get(old.member_id, {}), old.classic.protocols))
+            group.members[member.member_id] = member
+            if member.group_instance_id is not None:
+                group.static_members[member.group_instance_id] = member.member_id
+            self._touch(member)
+        group.protocol_name = group.select_protocol()
+        group.leader_id = next(iter(group.members))
+        del self.consumer.groups[modern.group_id]
+        self.groups[modern.group_id] = group
+        if rebalance:
+            self._prepare_rebalance(group)
+        return group
 
     # -- join ------------------------------------------------------------------------
 
@@ -230,8 +350,12 @@ class GroupCoordinator:
         protocols: list[tuple[str, bytes]],
         require_known_member_id: bool,
         supports_skip_assignment: bool,
+        topics: Mapping[str, int] | None = None,
     ) -> JoinResult | Pending:
-        """JoinGroup: a result now, or a Pending completed when the rebalance's join phase ends."""
+        """JoinGroup: a result now, or a Pending completed when the rebalance's join phase ends.
+
+        `topics` (name -> partition count) is what a classic member of a consumer group is assigned from.
+        """
         if not group_id:
             return JoinResult(ErrorCode.INVALID_GROUP_ID, member_id)
         if not (self.config["group.min.session.timeout.ms"] <= session_timeout_ms
@@ -248,9 +372,9 @@ class GroupCoordinator:
         modern = self.consumer.groups.get(group_id)
         if modern is not None:
             if modern.members:
-                # Kafka 4 would admit the member as a classic-protocol member of the consumer group (online
-                # migration); without that, the protocols are inconsistent
-                return JoinResult(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, member_id)
+                return self._join_consumer_group(modern, member_id, group_instance_id, client_id, client_host,
+                                                 session_timeout_ms, rebalance_timeout_ms, protocol_type,
+                                                 protocols, require_known_member_id, topics or {})
             if not member_id:
                 del self.consumer.groups[group_id]  # an empty consumer group becomes a classic one
                 converted = self.groups[group_id] = Group(group_id, state_timestamp_ms=self.clock.now_ms())
@@ -271,6 +395,43 @@ class GroupCoordinator:
             return self._join_new_member(group, group_instance_id, details, require_known_member_id,
                                          supports_skip_assignment)
         return self._join_known_member(group, member_id, group_instance_id, details)
+
+    def _join_consumer_group(self, group: ConsumerGroup, member_id: str, group_instance_id: str | None,
+                             client_id: str, client_host: str, session_timeout_ms: int, rebalance_timeout_ms: int,
+                             protocol_type: str, protocols: list[tuple[str, bytes]],
+                             require_known_member_id: bool, topics: Mapping[str, int]) -> JoinResult:
+        """classicGroupJoinToConsumerGroup: a classic member of a consumer group, answered at once."""
+        unknown = not member_id
+        if unknown:
+            member_id = new_member_id()
+        known = member_id in group.members or (
+            group_instance_id is not None and group_instance_id in group.static_members)
+        if not known and len(group.members) >= self.config["group.consumer.max.size"]:
+            return JoinResult(ErrorCode.GROUP_MAX_SIZE_REACHED, member_id)
+        if not group.supports_classic_protocols(protocol_type, {name for name, _ in protocols}):
+            return JoinResult(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, member_id)
+        if unknown and group_instance_id is None and require_known_member_id:
+            return JoinResult(ErrorCode.MEMBER_ID_REQUIRED, member_id)  # KIP-394, nothing kept until it rejoins
+        try:
+            subscription = decode_subscription(protocols[0][1])
+        except ValueError:
+            # Kafka fails such a join with an internal error; a blob we cannot read is the member's inconsistency
+            return JoinResult(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, member_id)
+        replaced_id = group.static_members.get(group_instance_id) if group_instance_id is not None else None
+        replaced = group.members.get(replaced_id) if replaced_id is not None and unknown else None
+        try:
+            member = self.consumer.classic_join(
+                group, member_id, unknown, group_instance_id, getattr(subscription, "rack_id", None),
+                rebalance_timeout_ms, session_timeout_ms, protocols, list(subscription.topics or []),
+                subscription_owned(subscription), client_id, client_host, topics)
+        except HeartbeatError as exc:
+            return JoinResult(exc.code, member_id)
+        if replaced is not None and self._may_downgrade(group):
+            # validateOnlineDowngradeWithReplacedMemberId: a classic static member took the place of the last
+            # consumer-protocol member; the group becomes classic as it is, without a rebalance
+            self._to_classic_group(group, group.group_epoch, rebalance=False)
+        return JoinResult(ErrorCode.NONE, member.member_id, member.member_epoch, CONSUMER_PROTOCOL_TYPE,
+                          protocols[0][0], "", False, [])
 
     def _join_new_member(self, group: Group, group_instance_id: str | None, details: tuple,
                          require_known_member_id: bool, supports_skip_assignment: bool) -> JoinResult | Pending:
@@ -474,6 +635,19 @@ class GroupCoordinator:
              protocol_type: str | None, protocol_name: str | None,
              assignments: list[tuple[str, bytes]]) -> SyncResult | Pending:
         """SyncGroup: the member's assignment now, or once the leader has sent them."""
+        modern = self.consumer.groups.get(group_id)
+        if modern is not None:
+            if not modern.members:
+                return SyncResult(ErrorCode.UNKNOWN_MEMBER_ID)
+            try:
+                synced = self.consumer.classic_sync(modern, member_id, group_instance_id, generation_id,
+                                                    protocol_type, protocol_name)
+            except HeartbeatError as exc:
+                return SyncResult(exc.code)
+            assert synced.classic is not None
+            # classicGroupSyncToConsumerGroup answers with the request's own protocol type and name
+            return SyncResult(ErrorCode.NONE, protocol_type, protocol_name,
+                              encode_assignment(synced.assigned, synced.classic.protocols))
         group = self.groups.get(group_id)
         error, member = self._check_member(group, member_id, group_instance_id, generation_id)
         if error is not ErrorCode.NONE:
@@ -505,6 +679,12 @@ class GroupCoordinator:
     def heartbeat(self, group_id: str, generation_id: int, member_id: str,
                   group_instance_id: str | None) -> ErrorCode:
         """Heartbeat: keeps the session alive; tells members of a rebalance."""
+        modern = self.consumer.groups.get(group_id)
+        if modern is not None:
+            try:
+                return self.consumer.classic_heartbeat(modern, member_id, group_instance_id, generation_id)
+            except HeartbeatError as exc:
+                return exc.code
         group = self.groups.get(group_id)
         error, member = self._check_member(group, member_id, group_instance_id, generation_id)
         if member is not None:
@@ -520,6 +700,11 @@ class GroupCoordinator:
 
     def leave(self, group_id: str, members: list[tuple[str, str | None]]) -> tuple[ErrorCode, list[ErrorCode]]:
         """LeaveGroup: (group error, one error per leaving member)."""
+        modern = self.consumer.groups.get(group_id)
+        if modern is not None:
+            codes = [self.consumer.classic_leave(modern, member_id, instance_id) for member_id, instance_id in members]
+            self._downgrade_candidates()
+            return ErrorCode.NONE, codes
         group = self.groups.get(group_id)
         if group is None:
             return ErrorCode.UNKNOWN_MEMBER_ID, [ErrorCode.UNKNOWN_MEMBER_ID for _ in members]
@@ -570,6 +755,7 @@ class GroupCoordinator:
     def tick(self) -> None:
         """Expire sessions, end overdue rebalances, drop expired offsets."""
         self.consumer.tick()
+        self._downgrade_candidates()
         now = self.clock.now_ms()
         for group in list(self.groups.values()):
             for pending_id, deadline in list(group.pending_members.items()):

@@ -208,3 +208,20 @@ def test_heartbeat_needs_read_on_the_group_and_describe_on_its_topics():
     described = call(cluster, describe, 1, principal="User:bob").groups[0]
     assert described.error_code == 0 and described.authorized_operations == 1 << Op.DESCRIBE
 
+
+
+def test_consumer_group_describe_tells_classic_members_from_consumer_members():
+    from kafka.protocol.consumer.metadata import ConsumerProtocolSubscription
+
+    from minibroker.protocol.messages import JoinGroupRequest
+
+    cluster = plain_cluster()
+    assert call(cluster, hb("b", 0), 1).error_code == 0
+    subscription = bytes(ConsumerProtocolSubscription(version=0, topics=["t"], user_data=None).encode(version=0))
+    joined = call(cluster, JoinGroupRequest(
+        group_id="g", session_timeout_ms=30_000, rebalance_timeout_ms=30_000, member_id="", protocol_type="consumer",
+        protocols=[JoinGroupRequest.JoinGroupRequestProtocol(name="range", metadata=subscription)]), 3)
+    assert joined.error_code == 0  # a classic member inside the consumer group (KIP-848 online migration)
+    described = call(cluster, ConsumerGroupDescribeRequest(group_ids=["g"], include_authorized_operations=False), 1)
+    types = {m.member_id: m.member_type for m in described.groups[0].members}
+    assert types == {"b": 1, joined.member_id: 0}
