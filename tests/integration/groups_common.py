@@ -1,10 +1,13 @@
-"""Shared by the consumer-group client tests: first-join reporting and topic creation."""
+"""Shared by the consumer-group client tests: first-join reporting, topic creation, ownership timelines, polling."""
 
 from __future__ import annotations
 
 import json
+import time
+from collections.abc import Callable
 from typing import Any
 
+from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from tests.integration.clients import ROOT
@@ -25,3 +28,58 @@ def create_topic(broker: Any, topic: str, partitions: int) -> None:
     admin = AdminClient({"bootstrap.servers": broker.bootstrap_servers})
     for future in admin.create_topics([NewTopic(topic, partitions, 1)], operation_timeout=10).values():
         future.result(timeout=30)
+
+
+class OwnershipTimeline:
+    """Every member's owned (topic, partition)s from its confluent-kafka rebalance callbacks; an assignment of a
+    partition another member still owns fails the test at once."""
+
+    def __init__(self) -> None:
+        self.owned: dict[str, set[tuple[str, int]]] = {}
+        self.events: list[tuple[str, str, list[tuple[str, int]]]] = []
+
+    def callbacks(self, name: str) -> dict[str, Callable[[Any, list[Any]], None]]:
+        """`on_assign`, `on_revoke` and `on_lost` for `Consumer.subscribe` of member `name`."""
+        self.owned.setdefault(name, set())
+
+        def assign(_consumer: Any, partitions: list[Any]) -> None:
+            given = {(tp.topic, tp.partition) for tp in partitions}
+            for other, theirs in self.owned.items():
+                assert other == name or not (theirs & given), f"{name} got {given & theirs} still owned by {other}"
+            self.owned[name] |= given
+            self.events.append((name, "assign", sorted(given)))
+
+        def revoke(_consumer: Any, partitions: list[Any]) -> None:
+            taken = {(tp.topic, tp.partition) for tp in partitions}
+            self.owned[name] -= taken
+            self.events.append((name, "revoke", sorted(taken)))
+
+        return {"on_assign": assign, "on_revoke": revoke, "on_lost": revoke}
+
+    def partitions(self, name: str) -> set[int]:
+        """The partition numbers member `name` owns."""
+        return {partition for _, partition in self.owned[name]}
+
+    def assignments(self, name: str) -> int:
+        """How many times member `name` was given partitions."""
+        return sum(1 for member, kind, _ in self.events if member == name and kind == "assign")
+
+
+def produce_values(bootstrap_servers: str, topic: str, start: int, count: int, partitions: int) -> None:
+    """Values v-<start>..v-<start+count-1>, round-robin over `partitions` partitions, all acknowledged."""
+    producer = Producer({"bootstrap.servers": bootstrap_servers})
+    for i in range(start, start + count):
+        producer.produce(topic, value=f"v-{i}".encode(), partition=i % partitions)
+    assert producer.flush(30) == 0
+
+
+def poll_until(consumers: list[Any], done: Callable[[], bool], settle: float,
+               on_message: Callable[[Any], None] | None = None) -> None:
+    """Poll every consumer in turn from this thread until `done()`, failing after `settle` seconds."""
+    deadline = time.monotonic() + settle
+    while not done():
+        assert time.monotonic() < deadline, "the group did not settle"
+        for each in consumers:
+            message = each.poll(0.05)
+            if message is not None and message.error() is None and on_message is not None:
+                on_message(message)

@@ -17,10 +17,12 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka import Consumer
 
 from minibroker.testing.embedded import BrokerThread
 from tests.helpers import unique_topic
+from tests.integration import groups_common
+from tests.integration.groups_common import OwnershipTimeline, produce_values
 
 SETTLE = 20.0
 BROKER_CONFIG = {"group.consumer.heartbeat.interval.ms": 200, "group.consumer.min.heartbeat.interval.ms": 100}
@@ -32,62 +34,28 @@ def broker() -> Iterator[BrokerThread]:
         yield running
 
 
-class Timeline:
-    """Every member's owned partitions, updated by its rebalance callbacks; refuses a partition owned twice."""
-
-    def __init__(self) -> None:
-        self.owned: dict[str, set[tuple[str, int]]] = {}
-        self.events: list[tuple[str, str, list[tuple[str, int]]]] = []
-
-    def callbacks(self, name: str) -> dict[str, Callable[[Any, list[TopicPartition]], None]]:
-        self.owned.setdefault(name, set())
-
-        def assign(_consumer: Any, partitions: list[TopicPartition]) -> None:
-            given = {(tp.topic, tp.partition) for tp in partitions}
-            for other, theirs in self.owned.items():
-                assert other == name or not (theirs & given), f"{name} got {given & theirs} still owned by {other}"
-            self.owned[name] |= given
-            self.events.append((name, "assign", sorted(given)))
-
-        def revoke(_consumer: Any, partitions: list[TopicPartition]) -> None:
-            taken = {(tp.topic, tp.partition) for tp in partitions}
-            self.owned[name] -= taken
-            self.events.append((name, "revoke", sorted(taken)))
-
-        return {"on_assign": assign, "on_revoke": revoke, "on_lost": revoke}
-
-
 def consumer(broker: BrokerThread, group: str, **config: Any) -> Consumer:
     return Consumer({"bootstrap.servers": broker.bootstrap_servers, "group.id": group, "group.protocol": "consumer",
                      "auto.offset.reset": "earliest", "enable.auto.commit": False, **config})
 
 
 def produce(broker: BrokerThread, topic: str, count: int, partitions: int, start: int = 0) -> None:
-    producer = Producer({"bootstrap.servers": broker.bootstrap_servers})
-    for i in range(start, start + count):
-        producer.produce(topic, value=f"v-{i}".encode(), partition=i % partitions)
-    assert producer.flush(30) == 0
+    produce_values(broker.bootstrap_servers, topic, start, count, partitions)
 
 
 def poll_until(consumers: list[Consumer], done: Callable[[], bool], sink: list[Any] | None = None) -> None:
-    """Poll every consumer in turn from this thread until `done()` or SETTLE seconds."""
-    deadline = time.monotonic() + SETTLE
-    while not done():
-        assert time.monotonic() < deadline, "the group did not settle"
-        for each in consumers:
-            message = each.poll(0.05)
-            if message is not None and message.error() is None and sink is not None:
-                sink.append(message)
+    """Poll every consumer in turn until `done()` or SETTLE seconds, keeping the messages in `sink`."""
+    groups_common.poll_until(consumers, done, SETTLE, None if sink is None else sink.append)
 
 
-def partitions_of(timeline: Timeline, name: str) -> set[int]:
-    return {p for _, p in timeline.owned[name]}
+def partitions_of(timeline: OwnershipTimeline, name: str) -> set[int]:
+    return timeline.partitions(name)
 
 
 def test_partitions_move_between_members_never_owned_twice(broker: BrokerThread) -> None:
     topic, group = unique_topic(), unique_topic("g")
     broker.create_topic(topic, 6)
-    timeline = Timeline()
+    timeline = OwnershipTimeline()
     first = consumer(broker, group)
     first.subscribe([topic], **timeline.callbacks("first"))
     started = time.monotonic()
@@ -128,7 +96,7 @@ def test_commits_resume_without_redelivery(broker: BrokerThread) -> None:
 def test_static_member_restarts_without_rebalance(broker: BrokerThread) -> None:
     topic, group = unique_topic(), unique_topic("g")
     broker.create_topic(topic, 4)
-    timeline = Timeline()
+    timeline = OwnershipTimeline()
     member = consumer(broker, group, **{"group.instance.id": "static-1"})
     member.subscribe([topic], **timeline.callbacks("one"))
     poll_until([member], lambda: len(timeline.owned["one"]) == 4)
@@ -144,7 +112,7 @@ def test_static_member_restarts_without_rebalance(broker: BrokerThread) -> None:
 def test_regex_subscription_picks_up_a_new_topic(broker: BrokerThread) -> None:
     prefix, group = unique_topic("rx"), unique_topic("g")
     broker.create_topic(f"{prefix}-a", 2)
-    timeline = Timeline()
+    timeline = OwnershipTimeline()
     member = consumer(broker, group)
     member.subscribe([f"^{prefix}-.*"], **timeline.callbacks("one"))
     poll_until([member], lambda: len(timeline.owned["one"]) == 2)
@@ -161,7 +129,7 @@ def test_admin_lists_describes_and_deletes_a_consumer_group(broker: BrokerThread
 
     topic, group = unique_topic(), unique_topic("g")
     broker.create_topic(topic, 2)
-    timeline = Timeline()
+    timeline = OwnershipTimeline()
     member = consumer(broker, group)
     member.subscribe([topic], **timeline.callbacks("one"))
     poll_until([member], lambda: len(timeline.owned["one"]) == 2)

@@ -9,15 +9,16 @@ takes every partition back. Heartbeat intervals are lowered so each move takes a
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka import Consumer
 
 from minibroker.testing.embedded import BrokerThread
 from tests.helpers import unique_topic
+from tests.integration import groups_common
+from tests.integration.groups_common import OwnershipTimeline, produce_values
 
 SETTLE = 30.0
 BROKER_CONFIG = {"group.consumer.heartbeat.interval.ms": 200, "group.consumer.min.heartbeat.interval.ms": 100}
@@ -27,29 +28,6 @@ BROKER_CONFIG = {"group.consumer.heartbeat.interval.ms": 200, "group.consumer.mi
 def broker() -> Iterator[BrokerThread]:
     with BrokerThread(config=BROKER_CONFIG).start() as running:
         yield running
-
-
-class Timeline:
-    """Every member's owned partitions, from its rebalance callbacks; refuses a partition owned twice."""
-
-    def __init__(self) -> None:
-        self.owned: dict[str, set[int]] = {}
-        self.assignments: dict[str, int] = {}  # how many times each member was given partitions
-
-    def callbacks(self, name: str) -> dict[str, Callable[[Any, list[TopicPartition]], None]]:
-        self.owned.setdefault(name, set())
-
-        def assign(_consumer: Any, partitions: list[TopicPartition]) -> None:
-            given = {tp.partition for tp in partitions}
-            for other, theirs in self.owned.items():
-                assert other == name or not (theirs & given), f"{name} got {given & theirs} still owned by {other}"
-            self.owned[name] |= given
-            self.assignments[name] = self.assignments.get(name, 0) + 1
-
-        def revoke(_consumer: Any, partitions: list[TopicPartition]) -> None:
-            self.owned[name] -= {tp.partition for tp in partitions}
-
-        return {"on_assign": assign, "on_revoke": revoke, "on_lost": revoke}
 
 
 def consumer(broker: BrokerThread, group: str, protocol: str) -> Consumer:
@@ -62,21 +40,12 @@ def consumer(broker: BrokerThread, group: str, protocol: str) -> Consumer:
 
 
 def produce(broker: BrokerThread, topic: str, start: int, count: int, partitions: int) -> None:
-    producer = Producer({"bootstrap.servers": broker.bootstrap_servers})
-    for i in range(start, start + count):
-        producer.produce(topic, value=f"v-{i}".encode(), partition=i % partitions)
-    assert producer.flush(30) == 0
+    produce_values(broker.bootstrap_servers, topic, start, count, partitions)
 
 
 def poll_until(consumers: list[Consumer], done: Callable[[], bool], sink: list[Any]) -> None:
-    """Poll every consumer in turn from this thread until `done()` or SETTLE seconds."""
-    deadline = time.monotonic() + SETTLE
-    while not done():
-        assert time.monotonic() < deadline, "the group did not settle"
-        for each in consumers:
-            message = each.poll(0.05)
-            if message is not None and message.error() is None:
-                sink.append((message.partition(), message.offset()))
+    """Poll every consumer in turn until `done()` or SETTLE seconds, keeping (partition, offset) in `sink`."""
+    groups_common.poll_until(consumers, done, SETTLE, lambda m: sink.append((m.partition(), m.offset())))
 
 
 def group_type(broker: BrokerThread, group: str) -> str | None:
@@ -90,21 +59,22 @@ def group_type(broker: BrokerThread, group: str) -> str | None:
 def test_classic_group_upgrades_and_downgrades_online(broker: BrokerThread) -> None:
     topic, group = unique_topic(), unique_topic("g")
     broker.create_topic(topic, 4)
-    timeline = Timeline()
+    timeline = OwnershipTimeline()
     seen: list[Any] = []
     produce(broker, topic, 0, 20, 4)
     classic = consumer(broker, group, "classic")
     classic.subscribe([topic], **timeline.callbacks("classic"))
-    poll_until([classic], lambda: len(seen) == 20 and timeline.owned["classic"] == set(range(4)), seen)
+    poll_until([classic], lambda: len(seen) == 20 and timeline.partitions("classic") == set(range(4)), seen)
     classic.commit(asynchronous=False)
     assert group_type(broker, group) == "classic"
 
     modern = consumer(broker, group, "consumer")
     modern.subscribe([topic], **timeline.callbacks("modern"))
     both = [classic, modern]
-    poll_until(both, lambda: len(timeline.owned["classic"]) == 2 and len(timeline.owned["modern"]) == 2, seen)
+    poll_until(both, lambda: len(timeline.partitions("classic")) == 2 and len(timeline.partitions("modern")) == 2,
+               seen)
     assert group_type(broker, group) == "consumer"
-    assert timeline.owned["classic"] | timeline.owned["modern"] == set(range(4))
+    assert timeline.partitions("classic") | timeline.partitions("modern") == set(range(4))
     produce(broker, topic, 20, 20, 4)
     poll_until(both, lambda: len(seen) >= 40, seen)
     for each in both:
@@ -115,9 +85,9 @@ def test_classic_group_upgrades_and_downgrades_online(broker: BrokerThread) -> N
     assert group_type(broker, group) == "classic"
     # the classic group rebalances: the member takes every partition back, from the committed offsets (what it
     # read after its last commit would be read again, as after any eager rebalance, so produce after it)
-    rebalances = timeline.assignments["classic"]
-    poll_until([classic], lambda: timeline.assignments["classic"] > rebalances
-               and timeline.owned["classic"] == set(range(4)), seen)
+    rebalances = timeline.assignments("classic")
+    poll_until([classic], lambda: timeline.assignments("classic") > rebalances
+               and timeline.partitions("classic") == set(range(4)), seen)
     produce(broker, topic, 40, 8, 4)
     poll_until([classic], lambda: len(seen) >= 48, seen)
     classic.close()
