@@ -54,7 +54,7 @@ from . import (
     sync_group,
     txn_offset_commit,
 )
-from .releases import LATEST, served_range
+from .releases import LATEST, release, served_range
 
 API_MODULES: dict[int, ModuleType] = {
     module.API_KEY: module
@@ -94,13 +94,10 @@ def accepted_versions(release_name: str) -> dict[int, tuple[int, int]]:
             for key, low, high in advertised_ranges(release_name)}
 
 
-# Releases before 4.0 still served the versions KIP-896 removed; a module that implements them
-# names the lowest in PRE_KIP896_MIN_VERSION (MIN_VERSION is what 4.0 and later serve).
-_PRE_KIP896_RELEASES = frozenset({"2.8", "3.9"})
-
-
 def _min_version(module: ModuleType, release_name: str) -> int:
-    if release_name in _PRE_KIP896_RELEASES:
+    """The lowest version a node of the release serves: releases before 4.0 still served the versions KIP-896
+    removed, which a module that implements them names in PRE_KIP896_MIN_VERSION."""
+    if not release(release_name).kip896:
         return int(getattr(module, "PRE_KIP896_MIN_VERSION", module.MIN_VERSION))
     return int(module.MIN_VERSION)
 

@@ -80,11 +80,12 @@ class Release:
     name: str
     api_ranges: dict[int, tuple[int, int]] | None
     kip1269: bool  # retains `producer.state.batches.to.retain` batches and answers Produce v14
+    kip896: bool = True  # dropped the old API versions (Kafka 4.0); earlier releases serve PRE_KIP896_MIN_VERSION
 
 
 RELEASES: dict[str, Release] = {
-    "2.8": Release("2.8", _KAFKA_2_8, kip1269=False),
-    "3.9": Release("3.9", _KAFKA_3_9, kip1269=False),
+    "2.8": Release("2.8", _KAFKA_2_8, kip1269=False, kip896=False),
+    "3.9": Release("3.9", _KAFKA_3_9, kip1269=False, kip896=False),
     "4.0": Release("4.0", _KAFKA_4_0, kip1269=False),
     "4.1": Release("4.1", _KAFKA_4_1, kip1269=False),
     "4.2": Release("4.2", _KAFKA_4_2, kip1269=False),
