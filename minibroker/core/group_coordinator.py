@@ -59,6 +59,20 @@ from .pending import Pending
 _WAIT_MARGIN_MS = 30_000
 
 
+def _delete_offsets(offsets: dict[tuple[str, int], Any], partitions: list[tuple[str, int]],
+                    subscribed: set[str]) -> list[ErrorCode]:
+    """OffsetDelete's per-partition outcome: a topic the group subscribes to keeps its offset
+    (GROUP_SUBSCRIBED_TO_TOPIC); any other offset is dropped."""
+    codes = []
+    for topic, partition in partitions:
+        if topic in subscribed:
+            codes.append(ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC)
+        else:
+            offsets.pop((topic, partition), None)
+            codes.append(ErrorCode.NONE)
+    return codes
+
+
 class GroupState(Enum):
     """Kafka's classic group states, named as DescribeGroups and ListGroups show them."""
 
@@ -951,14 +965,7 @@ class GroupCoordinator:
             subscribed_now: set[str] = set()
             for member in modern.members.values():
                 subscribed_now |= member_topics(member, modern.subscribed_partition_counts)
-            codes = []
-            for topic, partition in partitions:
-                if topic in subscribed_now:
-                    codes.append(ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC)
-                else:
-                    modern.offsets.pop((topic, partition), None)
-                    codes.append(ErrorCode.NONE)
-            return ErrorCode.NONE, codes
+            return ErrorCode.NONE, _delete_offsets(modern.offsets, partitions, subscribed_now)
         group = self.groups.get(group_id)
         if group is None or group.state is GroupState.DEAD:
             return ErrorCode.GROUP_ID_NOT_FOUND, []
@@ -968,14 +975,7 @@ class GroupCoordinator:
             if topics is None:
                 return ErrorCode.NON_EMPTY_GROUP, []
             subscribed = topics
-        errors = []
-        for topic, partition in partitions:
-            if topic in subscribed:
-                errors.append(ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC)
-            else:
-                group.offsets.pop((topic, partition), None)
-                errors.append(ErrorCode.NONE)
-        return ErrorCode.NONE, errors
+        return ErrorCode.NONE, _delete_offsets(group.offsets, partitions, subscribed)
 
     # -- admin -------------------------------------------------------------------------------
 

@@ -7,12 +7,9 @@ coordinator gives for what reaches it (GroupCoordinatorService, OffsetMetadataMa
 
 from __future__ import annotations
 
-import struct
 import uuid
 from typing import Any
 
-from minibroker.apis.context import Session
-from minibroker.apis.dispatch import Deferred, NoReply, Reply, handle_frame
 from minibroker.core.acls import STANDARD_AUTHORIZER
 from minibroker.core.clock import ManualClock
 from minibroker.core.cluster import Cluster, Node
@@ -26,8 +23,8 @@ from minibroker.protocol.messages import (
     OffsetDeleteRequest,
     SyncGroupRequest,
 )
-from minibroker.testing.wire import WireClient
 
+from . import authz
 from .authz import ADMIN, Op, Type, allow, secured_cluster
 
 NOW = 1_700_000_000_000
@@ -55,21 +52,7 @@ def other_node(c: Cluster, group: str) -> Node:
 
 def call(c: Cluster, request: Any, version: int, node: Node | None = None, principal: str = "User:ANONYMOUS") -> Any:
     """Send `request` at `version` to `node` (the first by default) and decode the answer from bytes."""
-    frame = WireClient.__new__(WireClient)
-    frame.client_id, frame._correlation_id = "refusals-test", 0
-    data = frame.encode_request(request, version)[4:]
-    outcome = handle_frame(memoryview(bytearray(data)), c, node or c.nodes[0],
-                           Session(client_host="/127.0.0.1", listener="PLAINTEXT", principal=principal))
-    assert not isinstance(outcome, NoReply)
-    if isinstance(outcome, Deferred):
-        answer = outcome.encode(outcome.pending.result())
-        assert answer is not None
-    else:
-        assert isinstance(outcome, Reply)
-        answer = outcome.data
-    raw = answer if isinstance(answer, bytes) else b"".join(bytes(part) for part in answer)
-    assert struct.unpack_from(">i", raw)[0] == len(raw) - 4
-    return WireClient.decode_response(raw[4:], request.API_KEY, version)[1]
+    return authz.call(c, request, version, principal, to=node)
 
 
 # -- request builders -----------------------------------------------------------------------------------------
