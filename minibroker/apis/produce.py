@@ -16,7 +16,7 @@ from ..core.cluster import INTERNAL_TOPICS, Partition
 from ..core.log_validator import decompression_bound
 from ..protocol import records
 from ..protocol.errors import DecompressionLimitError, ErrorCode, KafkaError, RecordValidationError
-from ..protocol.messages import ProduceRequest, ProduceResponse
+from ..protocol.messages import ProduceRequest, ProduceResponse, quick_data
 from ..protocol.produce_response import encode_produce_response
 from .context import CloseConnection, RequestContext
 
@@ -107,7 +107,7 @@ def handle(request: ProduceRequest, ctx: RequestContext) -> ProduceResponse | No
             if node is not None:
                 host, port = ctx.address(node)
                 node_endpoints.append(_NodeEndpoint(node_id=node.node_id, host=host, port=port, rack=node.rack))
-    return ProduceResponse(responses=topic_responses, throttle_time_ms=0, node_endpoints=node_endpoints)
+    return quick_data(ProduceResponse, responses=topic_responses, throttle_time_ms=0, node_endpoints=node_endpoints)
 
 
 def encode_body(response: ProduceResponse, version: int) -> bytes | None:
@@ -120,8 +120,8 @@ def encode_body(response: ProduceResponse, version: int) -> bytes | None:
 def topic_response(key: Any, version: int, partition_responses: list[Any]) -> Any:
     """A topic's answer, named by topic id from v13 and by name before."""
     if version >= 13:
-        return _TopicResponse(topic_id=key, partition_responses=partition_responses)
-    return _TopicResponse(name=key, partition_responses=partition_responses)
+        return quick_data(_TopicResponse, topic_id=key, partition_responses=partition_responses)
+    return quick_data(_TopicResponse, name=key, partition_responses=partition_responses)
 
 
 # Produce learnt TRANSACTION_ABORTABLE in v11 (KIP-890); older requests get INVALID_TXN_STATE.
@@ -228,9 +228,9 @@ def _produce_partition(partition: Partition, data: bytes | None, request: Produc
         )
     except KafkaError as exc:
         return error_entry(index, exc.code, -1 if exc.code in _NO_LOG_START else log.log_start_offset)
-    return _PartitionResponse(index=index, error_code=0, base_offset=result.base_offset,
-                              log_append_time_ms=result.log_append_time, log_start_offset=result.log_start_offset,
-                              record_errors=[], error_message=None)
+    return quick_data(_PartitionResponse, index=index, error_code=0, base_offset=result.base_offset,
+                      log_append_time_ms=result.log_append_time, log_start_offset=result.log_start_offset,
+                      record_errors=[], error_message=None)
 
 
 # --- message sets of magic 0 and 1 (Produce v0-2) ----------------------------------------------------

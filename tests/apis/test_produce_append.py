@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import struct
+import tracemalloc
 from typing import Any
 
 import pytest
 
 from minibroker.apis import produce
 from minibroker.apis.context import RequestContext
+from minibroker.apis.dispatch import Reply, handle_frame
 from minibroker.core.clock import ManualClock
 from minibroker.core.cluster import Cluster
 from minibroker.protocol import records
@@ -119,3 +122,24 @@ def test_recompressed_batch_is_stored_recompressed_and_the_given_one_left_alone(
     header = records.read_header(stored)
     assert header.compression == records.COMPRESSION_GZIP and records.crc_is_valid(stored, header)
     assert [r.value for r in records.iter_records(stored)] == [b"v" * 100] * 3
+
+
+def test_a_produced_batch_is_copied_once_on_its_way_from_the_frame_into_the_log() -> None:
+    """The batch is read from the frame as a view; the log's copy is the only one (Kafka: MemoryRecords over
+    the request buffer). Measured as the memory allocated while the frame is handled: one batch, not two."""
+    c = cluster(**{"max.message.bytes": str(8 << 20)})
+    data = records.build_batch([(None, bytes(4 << 20))])
+    request = ProduceRequest(transactional_id=None, acks=1, timeout_ms=30000, topic_data=[
+        ProduceRequest.TopicProduceData(name="t", partition_data=[
+            ProduceRequest.TopicProduceData.PartitionProduceData(index=0, records=data)])])
+    frame = bytearray(struct.pack(">hhihb", produce.API_KEY, VERSION, 7, -1, 0) + request.encode(version=VERSION))
+    tracemalloc.start()
+    try:
+        outcome = handle_frame(memoryview(frame), c, c.nodes[0])
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert isinstance(outcome, Reply)
+    stored = c.partition("t", 0).log.batches
+    assert len(stored) == 1 and stored[0][61:] == data[61:]  # the records, behind the patched header
+    assert len(data) <= peak < len(data) * 5 // 4

@@ -7,7 +7,7 @@ import uuid
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from minibroker.protocol.messages import ProduceResponse
+from minibroker.protocol.messages import ProduceResponse, quick_data
 from minibroker.protocol.produce_response import encode_produce_response
 
 _Topic = ProduceResponse.TopicProduceResponse
@@ -69,3 +69,19 @@ def test_answers_the_fast_path_does_not_write_go_to_the_engine() -> None:
     assert encode_produce_response(with_endpoint, 11) is None
     assert encode_produce_response(one(current_leader=_Leader(leader_id=2, leader_epoch=1)), 9) is not None
     assert encode_produce_response(one(error_code=2), 11) is not None
+
+
+def test_quick_data_builds_what_the_constructor_builds() -> None:
+    values = dict(index=3, error_code=0, base_offset=42, log_append_time_ms=-1, log_start_offset=7,
+                  record_errors=[], error_message=None)
+    built, quick = _Partition(**values), quick_data(_Partition, **values)
+    assert quick == built and repr(quick) == repr(built)
+    assert (quick.current_leader, quick.producer_state_batches_to_retain, quick.tags) == (None, 5, None)
+    for version in range(3, 15):
+        key = {"topic_id": uuid.UUID(int=9)} if version >= 13 else {"name": "t"}
+        expected = ProduceResponse(responses=[_Topic(**key, partition_responses=[built])], throttle_time_ms=0,
+                                   node_endpoints=[])
+        answer = quick_data(ProduceResponse, responses=[quick_data(_Topic, **key, partition_responses=[quick])],
+                            throttle_time_ms=0, node_endpoints=[])
+        assert bytes(answer.encode(version=version)) == bytes(expected.encode(version=version)), version
+        assert encode_produce_response(answer, version) == bytes(expected.encode(version=version)), version
