@@ -31,6 +31,7 @@ class RequestContext:
     client_host: str = ""
     listener: str = "PLAINTEXT"  # the listener the request came through: Metadata answers with its addresses
     principal: str = "User:ANONYMOUS"  # who the connection authenticated as (TLS or SASL)
+    frame_owned: bool = False  # the request's bytes are its own: the log may keep a batch of them uncopied
 
     def address(self, node: Node) -> tuple[str, int]:
         """Where clients of this listener reach `node`."""

@@ -142,10 +142,12 @@ Adjust = Callable[[int, int, Any], tuple[Any, Callable[[Any], None] | None]]
 
 
 def handle_frame(frame: memoryview, cluster: Cluster, node: Node, session: Session | None = None,
-                 adjust: Adjust | None = None) -> Outcome:
+                 adjust: Adjust | None = None, frame_owned: bool = False) -> Outcome:
     """Handle one request frame; CloseConnection when Kafka would drop the connection.
 
     `adjust` lets test control (minibroker/testing/control.py) answer instead, or change the answer.
+    `frame_owned`: the frame's memory is this request's alone (the connection's `Request.owned`), so
+    the log may keep what it stores of it without a copy; otherwise it is only valid during the call.
     """
     header = parse_header(frame)
     module = API_MODULES[header.api_key]
@@ -166,7 +168,7 @@ def handle_frame(frame: memoryview, cluster: Cluster, node: Node, session: Sessi
         raise CloseConnection(request_parse_error(header.api_key, header.api_version, str(exc))) from exc
     session = session or _NO_SESSION
     ctx = RequestContext(cluster, node, header.api_key, header.api_version, header.correlation_id, header.client_id,
-                         session.client_host, session.listener, session.principal)
+                         session.client_host, session.listener, session.principal, frame_owned)
     finish = None
     if adjust is not None:
         replacement, finish = adjust(header.api_key, header.api_version, request)

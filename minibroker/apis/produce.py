@@ -215,7 +215,9 @@ def _produce_partition(partition: Partition, data: bytes | None, request: Produc
                 request.transactional_id, header.producer_id, header.producer_epoch, partition.topic.name, index)
             if verdict is not ErrorCode.NONE:
                 return _verification_error(index, verdict, ctx.api_version)
-        result = ctx.cluster.append(partition, data, header)  # the header is read once, here
+        # the header is read once, here; a batch in a frame of its own is stored as it is (no copy)
+        result = ctx.cluster.append(partition, data, header, take_over=ctx.frame_owned and isinstance(
+            data, memoryview))
     except RecordValidationError as exc:
         # ReplicaManager: refused records are listed, and the summary is the error message (v8+ carry both)
         return _PartitionResponse(

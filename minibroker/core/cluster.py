@@ -634,12 +634,13 @@ class Cluster:
     # -- produce ---------------------------------------------------------
 
     def append(self, partition: Partition, batch_bytes: bytes | bytearray | memoryview,
-               header: records.BatchHeader | None = None) -> AppendResult:
+               header: records.BatchHeader | None = None, take_over: bool = False) -> AppendResult:
         """Validate and append one client batch, as Kafka's leader append does.
 
-        `header` is the batch's header when the caller has read it already. A bytearray is
-        taken over: once the append succeeds the log holds that very object (patched in
-        place), so the caller must not use it again; anything else is copied once.
+        `header` is the batch's header when the caller has read it already. A bytearray, or a
+        writable memoryview with `take_over` (a view into a request frame nothing else uses), is
+        taken over: once the append succeeds the log holds that very buffer (patched in place),
+        so the caller must not use it again; anything else is copied once.
         Raises KafkaError with Kafka's code; nothing is appended, the batch is not changed
         and producer state does not change unless the whole append succeeds.
         """
@@ -683,6 +684,7 @@ class Cluster:
         check = partition.producer_state.check_append(header, tp, log.log_end_offset, self.duplicate_range(partition))
         if check.duplicate is not None:
             return AppendResult(check.duplicate.first_offset, check.duplicate.timestamp, log.log_start_offset)
+        batch: bytearray | memoryview
         if recompressing:
             batch = records.recompress(batch_bytes, _CODECS[target], header)
             if len(batch) > max_message_bytes:
@@ -693,7 +695,11 @@ class Cluster:
                 )
         else:
             # the one copy from the request into a buffer the log owns (none if the caller hands one over)
-            batch = batch_bytes if isinstance(batch_bytes, bytearray) else bytearray(batch_bytes)
+            if isinstance(batch_bytes, bytearray) or (
+                    take_over and isinstance(batch_bytes, memoryview) and not batch_bytes.readonly):
+                batch = batch_bytes
+            else:
+                batch = bytearray(batch_bytes)
         # as LogValidator: maxTimestamp is the newest record's (or the append time), rewritten if the client's differs
         records.set_max_timestamp(batch, validated.timestamp_type, validated.max_timestamp)
         stored_timestamp = validated.max_timestamp

@@ -1,4 +1,8 @@
-"""One partition's log: record batches kept as bytes, in offset order."""
+"""One partition's log: record batches kept as bytes, in offset order.
+
+A stored batch is a buffer of its own or a view into the request frame it came in (never the
+socket's read buffer), patched in place with its offsets; either goes back out as it is.
+"""
 
 from __future__ import annotations
 
@@ -22,7 +26,7 @@ class PartitionLog:
         self.leader_epoch = leader_epoch
         # (epoch, start offset) for OffsetForLeaderEpoch, oldest first
         self.epoch_starts: list[tuple[int, int]] = [(leader_epoch, 0)]
-        self.batches: list[bytes | bytearray] = []
+        self.batches: list[bytes | bytearray | memoryview] = []
         self.base_offsets: list[int] = []
         self.last_offsets: list[int] = []
         self.max_timestamps: list[int] = []  # each batch's maxTimestamp, as validated (recomputed from its records)
@@ -55,7 +59,7 @@ class PartitionLog:
 
         return unwatch
 
-    def append(self, batch: bytearray, header: records.BatchHeader, max_timestamp: int | None = None,
+    def append(self, batch: bytearray | memoryview, header: records.BatchHeader, max_timestamp: int | None = None,
                append_time_ms: int = -1) -> int:
         """Assign offsets to a validated batch, store it, and return its base offset.
 
@@ -88,7 +92,7 @@ class PartitionLog:
         return bisect.bisect_left(self.last_offsets, offset)
 
     def read(self, offset: int, max_bytes: int, min_one: bool, upper_bound: int | None = None
-             ) -> list[bytes | bytearray]:
+             ) -> list[bytes | bytearray | memoryview]:
         """Whole batches from the one holding `offset`, up to `max_bytes`, below `upper_bound` (e.g. the LSO).
 
         The first batch is returned even if larger than `max_bytes` when
@@ -96,7 +100,7 @@ class PartitionLog:
         """
         if offset < self.log_start_offset or offset > self.log_end_offset:
             raise KafkaError(ErrorCode.OFFSET_OUT_OF_RANGE)
-        out: list[bytes | bytearray] = []
+        out: list[bytes | bytearray | memoryview] = []
         total = 0
         for index in range(self._first_index_at_or_after(offset), len(self.batches)):
             if upper_bound is not None and self.base_offsets[index] >= upper_bound:

@@ -170,18 +170,18 @@ def compute_crc(batch: bytes | bytearray | memoryview) -> int:
     return int(crc32c.crc32c(memoryview(batch)[CRC_START:]))
 
 
-def patch_base_offset(batch: bytearray, base_offset: int, leader_epoch: int) -> None:
+def patch_base_offset(batch: bytearray | memoryview, base_offset: int, leader_epoch: int) -> None:
     """Set baseOffset and partitionLeaderEpoch in place (both lie outside the CRC)."""
     _BASE_OFFSET.pack_into(batch, 0, base_offset)
     _LEADER_EPOCH.pack_into(batch, 12, leader_epoch)
 
 
-def set_log_append_time(batch: bytearray, timestamp: int) -> None:
+def set_log_append_time(batch: bytearray | memoryview, timestamp: int) -> None:
     """Mark the batch LogAppendTime with `timestamp` as maxTimestamp and recompute the CRC."""
     set_max_timestamp(batch, 1, timestamp)
 
 
-def set_max_timestamp(batch: bytearray, timestamp_type: int, max_timestamp: int) -> bool:
+def set_max_timestamp(batch: bytearray | memoryview, timestamp_type: int, max_timestamp: int) -> bool:
     """Set the timestamp type (0 CreateTime, 1 LogAppendTime) and maxTimestamp; True if the batch changed.
 
     As Kafka's DefaultRecordBatch.setMaxTimestamp: the CRC is recomputed only when a field changes.

@@ -200,7 +200,8 @@ class ConnectionAdapter(asyncio.BufferedProtocol):
         hook = self.listener.hook
         try:
             adjust = hook.before_handling(request.token) if hook is not None else None
-            outcome = handle_frame(memoryview(request.frame), self.cluster, self.node, self.session, adjust)
+            outcome = handle_frame(memoryview(request.frame), self.cluster, self.node, self.session, adjust,
+                                   frame_owned=request.owned)
         except CloseConnection as exc:
             self._close(str(exc))
             return

@@ -73,10 +73,13 @@ class Request:
     """A complete request frame (without its size) and its hook token.
 
     `frame` may point into the buffer last given to `receive_data`: handle it before the next one.
+    `owned`: the frame's memory is this request's alone (assembled over several reads, or copied
+    while it waited), so the log may keep a batch of it as it is instead of copying it.
     """
 
-    frame: memoryview | bytes
+    frame: memoryview | bytes | bytearray
     token: Any = None
+    owned: bool = False
 
 
 @dataclass(slots=True)
@@ -219,7 +222,7 @@ class Connection:
         frame = self._take_frame()
         if frame is None:
             return Closed(self.closed_reason) if self.closed_reason is not None else NEED_DATA
-        self._answering = Request(frame, self._seen(frame))
+        self._answering = Request(frame, self._seen(frame), self._reader.last_frame_owned)
         return self._answering
 
     def _take_frame(self) -> memoryview | None:
@@ -240,7 +243,7 @@ class Connection:
             frame = self._take_frame()
             if frame is None:
                 return
-            self._queued.append(Request(bytes(frame), self._seen(frame)))
+            self._queued.append(Request(bytearray(frame), self._seen(frame), owned=True))
 
     def _seen(self, frame: memoryview) -> Any:
         return self.hook.request_seen(frame, self.node_id) if self.hook is not None else None

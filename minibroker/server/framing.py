@@ -23,7 +23,9 @@ class FrameReader:
 
     `feed(chunk)` then `frames()`: complete frames come out in order as memoryviews, valid only
     until the next `feed` (they may point into `chunk`: a frame that arrives whole is never
-    copied). Bytes of a frame still arriving are kept in a buffer of their own.
+    copied). Bytes of a frame still arriving are kept in a buffer of their own; such a frame
+    is the reader's no more once returned (`last_frame_owned`), so what it holds may be kept
+    without a copy.
     """
 
     def __init__(self, max_frame_bytes: int) -> None:
@@ -32,6 +34,7 @@ class FrameReader:
         # the one incomplete frame (size prefix included) carried between feeds; while it is not
         # empty, every byte of the chunk has been taken into it
         self._partial = bytearray()
+        self.last_frame_owned = False  # the frame returned last has a buffer of its own, not the fed chunk
 
     @property
     def buffered(self) -> int:
@@ -71,6 +74,7 @@ class FrameReader:
             return None
         frame = chunk[4 : 4 + size]
         self._chunk = chunk[4 + size :]
+        self.last_frame_owned = False
         return frame
 
     def frames(self) -> Iterator[memoryview]:
@@ -105,6 +109,7 @@ class FrameReader:
         if take < missing:
             return None
         self._partial = bytearray()
+        self.last_frame_owned = True
         return memoryview(partial)[4:]
 
     def _checked_size(self, data: bytes | bytearray | memoryview) -> int:

@@ -52,7 +52,7 @@ class RequestLog:
         self.served = 0
         self._waiting: deque[tuple[float, int, int, int, str | None]] = deque()
 
-    def request(self, frame: bytes | memoryview) -> None:
+    def request(self, frame: bytes | bytearray | memoryview) -> None:
         """A request is being handled: note when, and what it is."""
         received = time.perf_counter()
         if len(frame) < _HEADER.size:

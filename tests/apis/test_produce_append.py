@@ -94,6 +94,22 @@ def test_append_copies_bytes_into_a_buffer_of_the_log() -> None:
     assert isinstance(stored, bytearray) and stored[16:] == data[16:]  # the leader epoch before is patched
 
 
+def test_append_takes_over_a_writable_view_only_when_told_to() -> None:
+    c = cluster()
+    partition = c.partition("t", 0)
+    frame = bytearray(b"header" + batch() + b"trailer")
+    view = memoryview(frame)[6:-7]
+    c.append(partition, view, take_over=True)
+    assert partition.log.batches[0] is view and records.read_header(frame, 6).base_offset == 0
+    copied = memoryview(bytearray(batch(2)))
+    c.append(partition, copied)
+    readonly = memoryview(batch(2))
+    c.append(partition, readonly, take_over=True)
+    assert [type(b) for b in partition.log.batches] == [memoryview, bytearray, bytearray]
+    assert records.read_header(copied).base_offset == 0  # the caller's buffer was left alone
+    assert [records.read_header(b).base_offset for b in partition.log.batches] == [0, 3, 5]
+
+
 def test_refused_or_duplicate_bytearray_is_neither_stored_nor_changed() -> None:
     c = cluster(**{"message.timestamp.after.max.ms": "1000"})
     partition = c.partition("t", 0)

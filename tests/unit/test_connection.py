@@ -72,6 +72,22 @@ def test_a_frame_that_arrives_whole_is_handed_out_without_a_copy() -> None:
     request = take(conn)
     assert bytes(request.frame) == b"request-1"
     assert isinstance(request.frame, memoryview) and request.frame.obj is chunk
+    assert not request.owned  # the read buffer is reused: what is kept of it must be copied
+
+
+def test_a_frame_assembled_over_several_reads_or_queued_is_the_requests_own() -> None:
+    conn = connection()
+    data = frame(b"split") + frame(b"behind")
+    conn.receive_data(data[:6])
+    assert conn.next_event() is NEED_DATA
+    conn.keep_unread()
+    conn.receive_data(memoryview(bytearray(data[6:])))
+    split = take(conn)
+    assert bytes(split.frame) == b"split" and split.owned  # its buffer was the reader's and is not reused
+    assert conn.next_event() is PAUSED
+    conn.send_answer(b"a1")
+    behind = take(conn)
+    assert bytes(behind.frame) == b"behind" and behind.owned and isinstance(behind.frame, bytearray)
 
 
 def test_a_frame_split_at_every_byte_comes_out_once_complete() -> None:

@@ -24,7 +24,7 @@ def test_whole_frames_in_one_chunk_come_out_in_order_without_copies() -> None:
     frames = list(reader.frames())
     assert [bytes(f) for f in frames] == [b"first", b"second"]
     assert frames[0].obj is chunk  # a view into what was fed
-    assert reader.buffered == 0
+    assert reader.buffered == 0 and not reader.last_frame_owned
 
 
 def test_a_frame_split_inside_its_size_prefix_and_body_is_joined() -> None:
@@ -35,6 +35,7 @@ def test_a_frame_split_inside_its_size_prefix_and_body_is_joined() -> None:
         assert list(reader.frames()) == []
     reader.feed(data[9:])
     assert [bytes(f) for f in reader.frames()] == [b"hello world"]
+    assert reader.last_frame_owned  # assembled in a buffer of its own, which the reader lets go
 
 
 def test_a_huge_declared_size_holds_only_the_bytes_that_arrived() -> None:
