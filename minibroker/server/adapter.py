@@ -19,7 +19,7 @@ from ..apis.dispatch import Answer, Deferred, NoReply, Reply, handle_frame
 from ..core.cluster import Cluster, Endpoint, Node
 from ..protocol.errors import KafkaError
 from .authenticator import SaslAuthenticator
-from .connection import SEND, Closed, Connection, DropConnection, Request, RequestHook
+from .connection import NEED_DATA, SEND, Closed, Connection, DropConnection, Request, RequestHook
 from .quotas import ConnectionQuotas, RequestMemory
 from .request_log import RequestLog
 from .tls import PrincipalMappingError, principal_from_certificate
@@ -188,7 +188,8 @@ class ConnectionAdapter(asyncio.BufferedProtocol):
                     return
                 else:  # NEED_DATA or PAUSED
                     break
-            if not self._flush() or not state.may_take_frames:
+            # another round only when it stopped paused and the written answers let it go on
+            if not self._flush() or event is NEED_DATA or not state.may_take_frames:
                 break
         self._update_reading()
 
