@@ -7,6 +7,7 @@ or close the connection the way Kafka does.
 
 from __future__ import annotations
 
+import functools
 import logging
 import struct
 from collections.abc import Callable
@@ -64,11 +65,9 @@ def parse_header(frame: memoryview) -> RequestHeader:
             raise CloseConnection("client id runs past the end of the request")
         client_id = bytes(frame[pos : pos + client_len]).decode("utf-8", "replace")
         pos += client_len
-    module = API_MODULES.get(api_key)
-    if module is None:
+    if api_key not in API_MODULES:
         raise CloseConnection(f"Error parsing request header. Our best guess of the apiKeyId is: {api_key}")
-    request_class = REQUESTS[api_key]
-    if 0 <= api_version <= request_class.max_version and request_class.flexible_version_q(api_version):
+    if _flexible_request(api_key, api_version):
         count, pos = _read_uvarint(frame, pos)
         for _ in range(count):
             _tag, pos = _read_uvarint(frame, pos)
@@ -77,6 +76,23 @@ def parse_header(frame: memoryview) -> RequestHeader:
         if pos > len(frame):
             raise CloseConnection("tagged fields run past the end of the request header")
     return RequestHeader(api_key, api_version, correlation_id, client_id, pos)
+
+
+@functools.lru_cache(maxsize=1024)  # bounded: the version is the client's, not checked yet
+def _flexible_request(api_key: int, api_version: int) -> bool:
+    """Whether the request header at this version carries tagged fields (header v2)."""
+    request_class = REQUESTS[api_key]
+    return bool(0 <= api_version <= request_class.max_version and request_class.flexible_version_q(api_version))
+
+
+@functools.lru_cache(maxsize=1024)
+def _response_writing(api_key: int, version: int) -> tuple[bool, bool, Any, Any]:
+    """How a response is written: whether its header is flexible (never for ApiVersions, KIP-511), whether its
+    body is, the module's `stored_batch_holders` and its `encode_body` (or None)."""
+    flexible_body = bool(RESPONSES[api_key].flexible_version_q(version))
+    module = API_MODULES[api_key]
+    return (flexible_body and api_key != api_versions.API_KEY, flexible_body,
+            getattr(module, "stored_batch_holders", None), getattr(module, "encode_body", None))
 
 
 def encode_response(header: RequestHeader, response: Any, version: int | None = None) -> Answer:
@@ -88,15 +104,9 @@ def encode_response(header: RequestHeader, response: Any, version: int | None = 
     answer to the engine.
     """
     version = header.api_version if version is None else version
-    response_class = RESPONSES[header.api_key]
-    # ApiVersions responses always use header v0 so any client can read them (KIP-511).
-    flexible = header.api_key != api_versions.API_KEY and response_class.flexible_version_q(version)
-    module = API_MODULES[header.api_key]
-    holders = getattr(module, "stored_batch_holders", None)
-    fast_encode = getattr(module, "encode_body", None)  # the module's own writer of its common answers
+    flexible, flexible_body, holders, fast_encode = _response_writing(header.api_key, version)
     if holders is not None:
-        parts = encode_with_stored_batches(response, version, response_class.flexible_version_q(version),
-                                           holders(response))
+        parts = encode_with_stored_batches(response, version, flexible_body, holders(response))
         if len(parts) > 1:
             size = sum(len(part) for part in parts) + (5 if flexible else 4)
             return [struct.pack(">ii", size, header.correlation_id) + (b"\x00" if flexible else b""), *parts]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import dataclasses
 import itertools
 import re
 import uuid
@@ -48,6 +49,16 @@ MAX_PARTITIONS_PER_BATCH = 10_000
 LONG_MAX = 2**63 - 1
 KAFKA_BATCHES_TO_RETAIN = 5  # what every Kafka release before KIP-1269 keeps per producer
 _CODECS = {"uncompressed": 0, "gzip": 1, "snappy": 2, "lz4": 3, "zstd": 4}
+_APPEND_SETTINGS = "(append settings)"  # a derived entry in a topic's config cache, beside the config names
+
+
+@dataclass(frozen=True, slots=True)
+class _AppendSettings:
+    """A topic's configs as an append reads them: its policy as is, and when recompressing to `codec`."""
+
+    plain: TopicPolicy
+    recompressing: TopicPolicy
+    codec: int | None  # compression.type's codec id; None for "producer" (keep the producer's)
 
 
 @dataclass
@@ -218,6 +229,7 @@ class Cluster:
         self.config = config or BrokerConfig()
         self.clock: Clock = clock or SystemClock()
         self.nodes: list[Node] = nodes or [Node(self.config["node.id"], "127.0.0.1", 9092)]
+        self._nodes_by_id = {node.node_id: node for node in self.nodes}  # the nodes are fixed at start-up
         self.controller_id = self.nodes[0].node_id
         self.cluster_id = cluster_id or base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
         self.topics: dict[str, Topic] = {}
@@ -264,7 +276,7 @@ class Cluster:
         return topic
 
     def node(self, node_id: int) -> Node | None:
-        return next((n for n in self.nodes if n.node_id == node_id), None)
+        return self._nodes_by_id.get(node_id)
 
     def set_topic_configs(self, topic: Topic, overrides: Mapping[str, Any]) -> None:
         """Make `overrides` (validated) the topic's config overrides (AlterConfigs, IncrementalAlterConfigs)."""
@@ -280,6 +292,25 @@ class Cluster:
         if name not in cache:
             cache[name] = self.config.topic_value(name, topic.configs)
         return cache[name]
+
+    def _append_settings(self, topic: Topic) -> _AppendSettings:
+        """The topic configs an append reads, gathered once per config change (kept in topic_config's cache)."""
+        max_message_bytes = self.topic_config(topic, "max.message.bytes")  # brings the cache up to date
+        settings = topic.config_cache.get(_APPEND_SETTINGS)
+        if settings is None:
+            target = self.topic_config(topic, "compression.type")
+            plain = TopicPolicy(
+                log_append_time=self.topic_config(topic, "message.timestamp.type") == "LogAppendTime",
+                before_max_ms=self.topic_config(topic, "message.timestamp.before.max.ms"),
+                after_max_ms=self.topic_config(topic, "message.timestamp.after.max.ms"),
+                compacted="compact" in self.topic_config(topic, "cleanup.policy"),
+                max_message_bytes=max_message_bytes,
+                recompressing=False,
+            )
+            codec = None if target == "producer" else _CODECS[target]
+            settings = topic.config_cache[_APPEND_SETTINGS] = _AppendSettings(
+                plain, dataclasses.replace(plain, recompressing=True), codec)
+        return settings
 
     def fetch_sessions(self, node_id: int) -> FetchSessionCache:
         """Node `node_id`'s fetch sessions (KIP-227), sized by `max.incremental.fetch.session.cache.slots`."""
@@ -303,11 +334,11 @@ class Cluster:
         """How many batches per producer the shared producer state keeps: what the most demanding node needs, as
         each Kafka replica builds its own state from the log (a window-mode follower keeps its window even while
         a latest-append node leads, so a leader moved back still finds older retries)."""
-        windows = {self.batches_to_retain(partition)}
-        for node in self.nodes:
-            if node.node_id != partition.leader_id and node.node_id in partition.replicas:
-                windows.add(self._window_on(node.node_id, partition))
-        return max(windows)
+        kept = self.batches_to_retain(partition)
+        for node_id in partition.replicas:
+            if node_id != partition.leader_id and node_id in self._nodes_by_id:
+                kept = max(kept, self._window_on(node_id, partition))
+        return kept
 
     def _window_on(self, node_id: int, partition: Partition) -> int:
         node = self.node(node_id)
@@ -658,7 +689,8 @@ class Cluster:
         if header.base_offset != 0:
             raise KafkaError(ErrorCode.INVALID_RECORD, f"The baseOffset of the record batch in the append to {tp} "
                              f"should be 0, but it is {header.base_offset}")
-        max_message_bytes = self.topic_config(topic, "max.message.bytes")
+        settings = self._append_settings(topic)
+        max_message_bytes = settings.plain.max_message_bytes
         if header.size_in_bytes > max_message_bytes:
             raise KafkaError(
                 ErrorCode.MESSAGE_TOO_LARGE,
@@ -669,16 +701,8 @@ class Cluster:
             raise KafkaError(ErrorCode.CORRUPT_MESSAGE, f"Record is corrupt (stored crc = {header.crc}) in topic "
                              f"partition {tp}.")
         now = self.clock.now_ms()
-        target = self.topic_config(topic, "compression.type")
-        recompressing = target != "producer" and _CODECS[target] != header.compression
-        policy = TopicPolicy(
-            log_append_time=self.topic_config(topic, "message.timestamp.type") == "LogAppendTime",
-            before_max_ms=self.topic_config(topic, "message.timestamp.before.max.ms"),
-            after_max_ms=self.topic_config(topic, "message.timestamp.after.max.ms"),
-            compacted="compact" in self.topic_config(topic, "cleanup.policy"),
-            max_message_bytes=max_message_bytes,
-            recompressing=recompressing,
-        )
+        recompressing = settings.codec is not None and settings.codec != header.compression
+        policy = settings.recompressing if recompressing else settings.plain
         validated = validate_batch(batch_bytes, header, tp, policy, now)  # every record, before any state changes
         log_append_time = validated.log_append_time
         check = partition.producer_state.check_append(header, tp, log.log_end_offset, self.duplicate_range(partition))
@@ -686,7 +710,8 @@ class Cluster:
             return AppendResult(check.duplicate.first_offset, check.duplicate.timestamp, log.log_start_offset)
         batch: bytearray | memoryview
         if recompressing:
-            batch = records.recompress(batch_bytes, _CODECS[target], header)
+            assert settings.codec is not None
+            batch = records.recompress(batch_bytes, settings.codec, header)
             if len(batch) > max_message_bytes:
                 raise KafkaError(
                     ErrorCode.MESSAGE_TOO_LARGE,

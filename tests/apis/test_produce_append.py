@@ -159,3 +159,20 @@ def test_a_produced_batch_is_copied_once_on_its_way_from_the_frame_into_the_log(
     stored = c.partition("t", 0).log.batches
     assert len(stored) == 1 and stored[0][61:] == data[61:]  # the records, behind the patched header
     assert len(data) <= peak < len(data) * 5 // 4
+
+
+def test_the_append_follows_topic_and_broker_config_changes_at_once() -> None:
+    """The configs an append reads are gathered once per change (Cluster._append_settings), never stale."""
+    c = cluster()
+    partition = c.partition("t", 0)
+    c.append(partition, batch())
+    c.set_topic_configs(partition.topic, {"compression.type": "gzip"})
+    c.append(partition, batch())
+    assert records.read_header(partition.log.batches[-1]).compression == records.COMPRESSION_GZIP
+    c.set_topic_configs(partition.topic, {"max.message.bytes": 100})
+    with pytest.raises(KafkaError) as refused:
+        c.append(partition, batch())
+    assert refused.value.code.name == "MESSAGE_TOO_LARGE"
+    c.set_topic_configs(partition.topic, {})
+    c.config.set_dynamic("log.message.timestamp.type", "LogAppendTime", node_level=False)
+    assert c.append(partition, batch()).log_append_time == NOW
