@@ -14,7 +14,7 @@ from minibroker.apis.dispatch import Reply, handle_frame
 from minibroker.core.clock import ManualClock
 from minibroker.core.cluster import Cluster
 from minibroker.protocol import records
-from minibroker.protocol.errors import KafkaError
+from minibroker.protocol.errors import ErrorCode, KafkaError
 from minibroker.protocol.messages import ProduceRequest, decode_request
 
 NOW = 1_700_000_000_000
@@ -176,3 +176,17 @@ def test_the_append_follows_topic_and_broker_config_changes_at_once() -> None:
     c.set_topic_configs(partition.topic, {})
     c.config.set_dynamic("log.message.timestamp.type", "LogAppendTime", node_level=False)
     assert c.append(partition, batch()).log_append_time == NOW
+
+
+@pytest.mark.parametrize("version", [3, 8, 9, 13])
+def test_null_records_are_read_as_null_in_plain_and_compact_versions_and_refused(version: int) -> None:
+    c = cluster()
+    topic = c.topics["t"]
+    request = ProduceRequest(transactional_id=None, acks=1, timeout_ms=30000, topic_data=[
+        ProduceRequest.TopicProduceData(name="t", topic_id=topic.topic_id, partition_data=[
+            ProduceRequest.TopicProduceData.PartitionProduceData(index=0, records=None)])])
+    decoded = decode_request(produce.API_KEY, version, memoryview(bytearray(request.encode(version=version))))
+    assert decoded.topic_data[0].partition_data[0].records is None
+    ctx = RequestContext(c, c.nodes[0], produce.API_KEY, version, 1, "test")
+    answer = produce.handle(decoded, ctx).responses[0].partition_responses[0]
+    assert answer.error_code == ErrorCode.INVALID_RECORD and c.partition("t", 0).log.log_end_offset == 0
