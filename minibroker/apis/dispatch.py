@@ -63,11 +63,13 @@ def parse_header(frame: memoryview) -> RequestHeader:
     if client_len >= 0:
         if pos + client_len > len(frame):
             raise CloseConnection("client id runs past the end of the request")
-        client_id = bytes(frame[pos : pos + client_len]).decode("utf-8", "replace")
+        client_id = str(frame[pos : pos + client_len], "utf-8", "replace")
         pos += client_len
     if api_key not in API_MODULES:
         raise CloseConnection(f"Error parsing request header. Our best guess of the apiKeyId is: {api_key}")
-    if _flexible_request(api_key, api_version):
+    if _flexible_request(api_key, api_version) and pos < len(frame) and frame[pos] == 0:
+        pos += 1  # no tagged fields, as clients send it
+    elif _flexible_request(api_key, api_version):
         count, pos = _read_uvarint(frame, pos)
         for _ in range(count):
             _tag, pos = _read_uvarint(frame, pos)

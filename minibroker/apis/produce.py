@@ -150,10 +150,19 @@ def _transactional_id_refused(request: ProduceRequest, ctx: RequestContext) -> b
     """Transactional batches need a transactional id the caller may WRITE; else Kafka refuses the whole request."""
     if request.transactional_id is not None and ctx.cluster.authorizer is None:
         return False
-    if not any(records.has_transactional_batch(p.records) for t in request.topic_data for p in t.partition_data):
+    if not _carries_transactional_batch(request):
         return False
     return request.transactional_id is None or not ctx.authorize(
         AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, request.transactional_id)
+
+
+def _carries_transactional_batch(request: ProduceRequest) -> bool:
+    """ProduceRequest.hasTransactionalRecords: any partition's records hold a transactional batch."""
+    for topic_data in request.topic_data:
+        for data in topic_data.partition_data:
+            if records.has_transactional_batch(data.records):
+                return True
+    return False
 
 
 def _every_partition(request: ProduceRequest, code: ErrorCode) -> ProduceResponse | None:

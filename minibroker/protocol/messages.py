@@ -315,13 +315,26 @@ def decode_request(api_key: int, api_version: int, body: Any) -> Any:
     broker closes the connection (SocketServer). The check is driven by each field's
     `nullableVersions` in the JSON definition, so it covers every API in one place.
     """
-    request_class = REQUESTS[api_key]
     try:
-        request = request_class.decode(body, version=api_version)
+        read, checks = _reader(api_key, api_version)
+        request, _end = read(memoryview(body), 0)
     except Exception as exc:  # the engine raises assorted errors on malformed bodies
         raise MalformedRequest(f"{type(exc).__name__}: {exc}") from exc
-    _check_fields(request, _read_checks(request_class, api_version))
+    _check_fields(request, checks)
     return request
+
+
+@functools.lru_cache(maxsize=1024)  # bounded: the version may be the client's
+def _reader(api_key: int, api_version: int) -> tuple[Any, tuple[_Check, ...]]:
+    """The engine's compiled reader of a request body at this version (what ApiMessage.decode calls after
+    checking the version each time) and the null checks of its fields."""
+    request_class = REQUESTS[api_key]
+    if not 0 <= api_version <= request_class.max_version:
+        raise ValueError(f"Invalid version {api_version} (max version is {request_class.max_version}).")
+    flexible = request_class.flexible_version_q(api_version)
+    read = request_class._struct.compiled_decode_from(api_version, compact=flexible, tagged=flexible,
+                                                      data_class=request_class[None])
+    return read, _read_checks(request_class, api_version)
 
 
 # One check per field that may hold what Kafka's reader refuses: (attribute, Kafka's field name, kind,

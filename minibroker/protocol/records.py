@@ -33,6 +33,7 @@ _BASE_OFFSET = struct.Struct(">q")
 _LEADER_EPOCH = struct.Struct(">i")
 _MAX_TIMESTAMP = struct.Struct(">q")
 _ATTRIBUTES = struct.Struct(">h")
+_INT32 = struct.Struct(">i")
 _CRC = struct.Struct(">I")
 
 COMPRESSION_NONE = 0
@@ -132,7 +133,7 @@ def split_batches(data: bytes | bytearray | memoryview, partial_tail: bool = Fal
             if partial_tail:
                 break
             raise KafkaError(ErrorCode.CORRUPT_MESSAGE, "Truncated record batch")
-        (batch_length,) = struct.unpack_from(">i", data, pos + 8)
+        (batch_length,) = _INT32.unpack_from(data, pos + 8)
         magic = data[pos + 16]
         if magic != 2:
             raise KafkaError(ErrorCode.INVALID_RECORD, f"Unsupported record batch magic {magic}; only v2 is accepted")
@@ -149,10 +150,12 @@ def split_batches(data: bytes | bytearray | memoryview, partial_tail: bool = Fal
 def has_transactional_batch(data: bytes | bytearray | memoryview | None) -> bool:
     """Whether any whole batch of a record set is marked transactional (Kafka's RequestUtils.flag); what
     cannot be read as batches is left for validation to refuse."""
-    pos, size = 0, len(data or b"")
-    while data is not None and size - pos >= HEADER_SIZE:
-        (batch_length,) = struct.unpack_from(">i", data, pos + 8)
-        if _ATTRIBUTES.unpack_from(data, pos + 21)[0] & ATTR_TRANSACTIONAL:
+    if data is None:
+        return False
+    pos, size = 0, len(data)
+    while size - pos >= HEADER_SIZE:
+        (batch_length,) = _INT32.unpack_from(data, pos + 8)
+        if data[pos + 22] & ATTR_TRANSACTIONAL:  # the attributes' low byte
             return True
         if batch_length < HEADER_SIZE - LOG_OVERHEAD:
             break
