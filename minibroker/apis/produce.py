@@ -76,6 +76,8 @@ def handle(request: ProduceRequest, ctx: RequestContext) -> ProduceResponse | No
                 response = error_entry(data.index, ErrorCode.TOPIC_AUTHORIZATION_FAILED)
             elif topic is None or not 0 <= data.index < len(topic.partitions):
                 response = error_entry(data.index, topic_error)
+            elif (invalid := _invalid_records(data.records, version)) is not None:
+                response = error_entry(data.index, invalid)
             elif whole_request_error is not None:
                 response = error_entry(data.index, whole_request_error)
             else:
@@ -182,6 +184,35 @@ def _topic_names(request: ProduceRequest, ctx: RequestContext) -> list[str]:
     return [topic.name for topic in topics if topic is not None]
 
 
+_MIN_ENTRY_SIZE = 14  # LegacyRecord.RECORD_OVERHEAD_V0: the smallest size field ByteBufferLogInputStream reads
+
+
+def _invalid_records(data: bytes | bytearray | memoryview | None, version: int) -> ErrorCode | None:
+    """ProduceRequest.validateRecords, which KafkaApis applies before ReplicaManager appends (so its answer
+    carries no offsets, and it wins over acks and leadership): v3+ records hold exactly one whole batch, of
+    magic 2, and not ZStandard below v7. A size field below the smallest entry is CORRUPT_MESSAGE, as
+    ByteBufferLogInputStream throws; a partial batch counts as none. Null records are refused as no batch
+    (Kafka's reader passes them on and fails later)."""
+    if version < 3:
+        return None  # Kafka validates only v3+; older message sets are converted on append
+    if not data or len(data) < records.LOG_OVERHEAD:
+        return ErrorCode.INVALID_RECORD
+    first_end = records.LOG_OVERHEAD + _INT32.unpack_from(data, 8)[0]
+    if first_end - records.LOG_OVERHEAD < _MIN_ENTRY_SIZE:
+        return ErrorCode.CORRUPT_MESSAGE
+    if len(data) <= _MAGIC_OFFSET or first_end > len(data):
+        return ErrorCode.INVALID_RECORD
+    if data[_MAGIC_OFFSET] != 2:
+        return ErrorCode.INVALID_RECORD
+    if version < 7 and len(data) >= records.HEADER_SIZE and \
+            data[_ATTRIBUTES_LOW_BYTE] & records.ATTR_COMPRESSION_MASK == records.COMPRESSION_ZSTD:
+        return ErrorCode.UNSUPPORTED_COMPRESSION_TYPE
+    rest = len(data) - first_end
+    if rest >= records.LOG_OVERHEAD and _INT32.unpack_from(data, first_end + 8)[0] + records.LOG_OVERHEAD <= rest:
+        return ErrorCode.INVALID_RECORD  # a second whole batch
+    return None
+
+
 def _whole_request_error(request: ProduceRequest) -> ErrorCode | None:
     if request.acks not in (-1, 0, 1):
         return ErrorCode.INVALID_REQUIRED_ACKS
@@ -247,6 +278,7 @@ def _produce_partition(partition: Partition, data: bytes | None, request: Produc
 # --- message sets of magic 0 and 1 (Produce v0-2) ----------------------------------------------------
 
 _MAGIC_OFFSET = 16  # an entry's magic: after offset, size and (legacy) crc, or (v2) offset, length, epoch
+_ATTRIBUTES_LOW_BYTE = 22  # a v2 batch's attributes (int16 at 21): codec and flags
 _LEGACY_ENTRY = struct.Struct(">qiIbb")  # offset, message size, crc, magic, attributes
 _LEGACY_OVERHEAD_V0 = 14  # LegacyRecord.RECORD_OVERHEAD_V0: crc, magic, attributes, key and value lengths
 _INT32 = struct.Struct(">i")

@@ -244,6 +244,27 @@ def test_refused_batch_appends_nothing(wire, batch, version, acks, code):
     assert partition_response(ok).base_offset == 0
 
 
+MAGIC_1_MESSAGE = struct.pack(">qi", 0, 22) + struct.pack(">Ibbqii", 0, 1, 0, 1_700_000_000_000, -1, 0)
+
+
+@pytest.mark.parametrize(("batch", "version", "code"), [
+    pytest.param(b"", 9, ErrorCode.INVALID_RECORD, id="no-batch"),
+    pytest.param(BATCH[:40], 9, ErrorCode.INVALID_RECORD, id="only-part-of-a-batch"),
+    pytest.param(MAGIC_1_MESSAGE, 3, ErrorCode.INVALID_RECORD, id="magic-1-at-v3"),
+    pytest.param(ZSTD_BATCH, 6, ErrorCode.UNSUPPORTED_COMPRESSION_TYPE, id="zstd-below-v7"),
+    pytest.param(BATCH + BATCH, 9, ErrorCode.INVALID_RECORD, id="two-batches"),
+])
+def test_records_produce_request_validation_refuses_are_answered_before_the_append(wire, batch, version, code):
+    """KafkaApis applies ProduceRequest.validateRecords before ReplicaManager: the answer is a bare
+    PartitionResponse(error), no offsets and no log start offset, and it wins over an invalid acks."""
+    topic = unique_topic("invalid-records")
+    create_topic(wire, topic)
+    for acks in (-1, 2):
+        part = partition_response(wire.request(produce_request(topic, batch, acks=acks, version=version), version))
+        assert (part.error_code, part.base_offset, part.log_start_offset, part.error_message) == (code, -1, -1, None)
+    assert fetch_all(wire, topic) == b""
+
+
 def test_batch_over_max_message_bytes_is_message_too_large(wire):
     topic = unique_topic("too-large")
     create_topic(wire, topic, configs={"max.message.bytes": "1000"})
