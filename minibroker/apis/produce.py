@@ -242,11 +242,12 @@ def _produce_partition(partition: Partition, data: bytes | None, request: Produc
             data = convert_legacy_message_set(data, decompression_bound(
                 ctx.cluster.topic_config(partition.topic, "max.message.bytes")))
         header = records.read_header(data)
-        if header.magic != 2:
-            raise KafkaError(ErrorCode.INVALID_RECORD, "Produce requests v3+ must use record batch magic 2")
-        if header.compression == records.COMPRESSION_ZSTD and ctx.api_version < 7:
-            raise KafkaError(ErrorCode.UNSUPPORTED_COMPRESSION_TYPE,
-                             "Produce requests with ZStandard compression need version 7 or above")
+        if ctx.api_version < 3:  # v3+ records passed _invalid_records already
+            if header.magic != 2:
+                raise KafkaError(ErrorCode.INVALID_RECORD, f"Unsupported record batch magic {header.magic}")
+            if header.compression == records.COMPRESSION_ZSTD:
+                raise KafkaError(ErrorCode.UNSUPPORTED_COMPRESSION_TYPE,
+                                 "Produce requests with ZStandard compression need version 7 or above")
         if header.is_transactional and request.transactional_id is None:
             raise KafkaError(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
         if header.is_transactional and ctx.cluster.config["transaction.partition.verification.enable"] and \
