@@ -67,17 +67,23 @@ def parse_header(frame: memoryview) -> RequestHeader:
         pos += client_len
     if api_key not in API_MODULES:
         raise CloseConnection(f"Error parsing request header. Our best guess of the apiKeyId is: {api_key}")
-    if _flexible_request(api_key, api_version) and pos < len(frame) and frame[pos] == 0:
-        pos += 1  # no tagged fields, as clients send it
-    elif _flexible_request(api_key, api_version):
-        count, pos = _read_uvarint(frame, pos)
-        for _ in range(count):
-            _tag, pos = _read_uvarint(frame, pos)
-            size, pos = _read_uvarint(frame, pos)
-            pos += size
-        if pos > len(frame):
-            raise CloseConnection("tagged fields run past the end of the request header")
+    if _flexible_request(api_key, api_version):
+        pos = _skip_tagged_fields(frame, pos)
     return RequestHeader(api_key, api_version, correlation_id, client_id, pos)
+
+
+def _skip_tagged_fields(frame: memoryview, pos: int) -> int:
+    """Where a request header's tagged-field section starting at `pos` ends (the broker reads none of them)."""
+    if pos < len(frame) and frame[pos] == 0:
+        return pos + 1  # none, as clients send it
+    count, pos = _read_uvarint(frame, pos)
+    for _ in range(count):
+        _tag, pos = _read_uvarint(frame, pos)
+        size, pos = _read_uvarint(frame, pos)
+        pos += size
+    if pos > len(frame):
+        raise CloseConnection("tagged fields run past the end of the request header")
+    return pos
 
 
 @functools.lru_cache(maxsize=1024)  # bounded: the version is the client's, not checked yet
