@@ -160,7 +160,12 @@ def _scan(batch: bytes | bytearray | memoryview, header: records.BatchHeader, wa
     walk.max_delta = -(1 << 62)
     if header.compression == records.COMPRESSION_NONE:
         end = header.size_in_bytes
-        pos, _ = _walk_records(batch, records.HEADER_SIZE, end, 0, count, walk, final=True, cap=-1)
+        pos, index = records.HEADER_SIZE, 0
+        if _speedups is not None and walk.details is None:  # the usual batch: the compiled lane walks it all
+            pos, index, walk.min_delta, walk.max_delta, walk.keyless = _speedups.fast_lane(
+                batch, pos, end, 0, count, walk.min_delta, walk.max_delta, walk.keyless)
+        if index < count:
+            pos, _ = _walk_records(batch, pos, end, index, count, walk, final=True, cap=-1)
         if pos != end:
             raise KafkaError(ErrorCode.INVALID_RECORD, records.RECORDS_REMAINING)
         return

@@ -112,11 +112,14 @@ class ProducerStateEntry:
         self.last_timestamp = batch.timestamp
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, frozen=True)
 class AppendCheck:
     """Outcome of checking a batch against producer state before it is appended."""
 
     duplicate: BatchMetadata | None = None
+
+
+_NOTHING_RETAINED = AppendCheck()  # the outcome of almost every check, shared
 
 
 @dataclass(slots=True, frozen=True)
@@ -181,11 +184,12 @@ class ProducerStateManager:
         the whole append has succeeded.
         """
         if not header.has_producer_id:
-            return AppendCheck()
+            return _NOTHING_RETAINED
         pid, epoch, seq = header.producer_id, header.producer_epoch, header.base_sequence
         entry = self.producers.get(pid)
+        last_seq = entry.last_sequence() if entry is not None else -1
         # The next in-order batch cannot be a retained one, so the common case skips the search.
-        if entry is not None and not (epoch == entry.producer_epoch and seq == entry.last_sequence() + 1):
+        if entry is not None and not (epoch == entry.producer_epoch and seq == last_seq + 1):
             if duplicate_range is None:
                 duplicate = entry.find_duplicate(epoch, seq, header.last_sequence)
             else:
@@ -216,7 +220,6 @@ class ProducerStateManager:
                         f"{current_epoch} (current producer epoch)",
                     )
             else:
-                last_seq = entry.last_sequence()
                 if not (seq == last_seq + 1 or (seq == 0 and last_seq == INT32_MAX)):
                     raise KafkaError(
                         ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER,
@@ -229,7 +232,7 @@ class ProducerStateManager:
                 f"Expected transactional write from producer {pid} at offset {next_offset} in partition "
                 f"{topic_partition}",
             )
-        return AppendCheck()
+        return _NOTHING_RETAINED
 
     def commit_append(self, header: BatchHeader, first_offset: int, timestamp: int, window: int) -> None:
         """Record a successfully appended batch of an idempotent producer."""

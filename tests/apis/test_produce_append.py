@@ -190,3 +190,22 @@ def test_null_records_are_read_as_null_in_plain_and_compact_versions_and_refused
     ctx = RequestContext(c, c.nodes[0], produce.API_KEY, version, 1, "test")
     answer = produce.handle(decoded, ctx).responses[0].partition_responses[0]
     assert answer.error_code == ErrorCode.INVALID_RECORD and c.partition("t", 0).log.log_end_offset == 0
+
+
+@pytest.mark.parametrize("tail, code", [(b"", None), (batch(), ErrorCode.INVALID_RECORD),
+                                        (batch()[:30], ErrorCode.CORRUPT_MESSAGE)],
+                         ids=["alone", "second-batch", "partial-tail"])
+def test_an_append_given_the_first_header_still_refuses_what_follows_the_batch(tail: bytes,
+                                                                               code: ErrorCode | None) -> None:
+    c = cluster()
+    first = batch()
+    data = first + tail
+    partition = c.partition("t", 0)
+    if code is None:
+        assert c.append(partition, data, records.read_header(data)).base_offset == 0
+        assert partition.log.log_end_offset == 3
+        return
+    with pytest.raises(KafkaError) as refused:
+        c.append(partition, data, records.read_header(data))
+    assert refused.value.code == code
+    assert partition.log.log_end_offset == 0
