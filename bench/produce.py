@@ -47,8 +47,10 @@ RESULTS = ROOT / "bench" / "results" / "produce.json"
 
 RECORD_SIZE = 1000
 JAVA_BATCH_SIZE = 16384
-CLIENTS = {"confluent": 300_000, "java": 100_000}  # records per run
+# records per run: 0.3 GB, so a 10 ms tick of CPU time is about 1% of the broker's CPU in a Java run
+CLIENTS = {"confluent": 300_000, "java": 300_000}
 QUICK_RECORDS = 20_000
+DEFAULT_ROUNDS = 3
 WARMUP_FRACTION, WARMUP_MAX = 0.1, 10_000  # untimed records sent first (JIT, connections, buffers)
 PARTITIONS = (1, 6)
 BROKERS = ("minibroker", "tansu")
@@ -630,8 +632,8 @@ def prepare(clients: list[str]) -> tuple[dict[str, Any], str]:
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = bench_parser(__doc__, 2, "records per run (overrides the per-client default)", list(CLIENTS), RESULTS,
-                          ("BOOTSTRAP", "TOPIC", "COUNT", "WARMUP"))
+    parser = bench_parser(__doc__, DEFAULT_ROUNDS, "records per run (overrides the per-client default)",
+                          list(CLIENTS), RESULTS, ("BOOTSTRAP", "TOPIC", "COUNT", "WARMUP"))
     parser.add_argument("--partitions", nargs="+", type=int, choices=PARTITIONS, default=list(PARTITIONS))
     return parser.parse_args(argv)
 
@@ -642,7 +644,7 @@ def main(argv: list[str] | None = None) -> int:
         bootstrap, topic, count, warmup = args.confluent_worker
         return confluent_worker(bootstrap, topic, int(count), int(warmup))
 
-    rounds = args.rounds or (1 if args.quick else 2)
+    rounds = args.rounds or (1 if args.quick else DEFAULT_ROUNDS)
     records = {c: args.records or (QUICK_RECORDS if args.quick else CLIENTS[c]) for c in args.clients}
     output = args.output or (LOG_DIR / "produce-quick.json" if args.quick else RESULTS)
     env, java_cp = prepare(args.clients)
