@@ -13,6 +13,8 @@ from .connection import BrokerConnection
 from .security import ClientSecurity
 
 METADATA_VERSION = 12
+# Kafka's socket.connection.setup.timeout.ms: a connection (with its ApiVersions) not ready by then is given up
+CONNECTION_SETUP_TIMEOUT_S = 10.0
 
 
 @dataclass
@@ -78,14 +80,23 @@ class KafkaClient:
                 return existing
             host, port = self.nodes[node_id]
             connection = BrokerConnection(host, port, self.client_id, self.security)
-            await connection.connect()
-            versions = await connection.request(
-                ApiVersionsRequest(client_software_name="minibroker", client_software_version="0.1.0"), 3)
+            try:
+                versions = await asyncio.wait_for(self._set_up(connection), CONNECTION_SETUP_TIMEOUT_S)
+            except BaseException:
+                await connection.close()
+                raise
             if versions.error_code:
                 raise KafkaError(ErrorCode(versions.error_code), "ApiVersions refused")
             self.api_versions[node_id] = {k.api_key: (k.min_version, k.max_version) for k in versions.api_keys}
             self._connections[node_id] = connection
             return connection
+
+    @staticmethod
+    async def _set_up(connection: BrokerConnection) -> Any:
+        """Connect and ask the node's API versions."""
+        await connection.connect()
+        return await connection.request(
+            ApiVersionsRequest(client_software_name="minibroker", client_software_version="0.1.0"), 3)
 
     def max_version(self, node_id: int, api_key: int, ours: int) -> int:
         """The highest version both this client (`ours`) and the node speak."""

@@ -123,6 +123,13 @@ class BrokerConnection:
         finally:
             self._fail_all(error)
 
+    def abort(self, reason: str) -> None:
+        """Give up on the connection now: every request waiting on it fails with ConnectionClosed (Kafka's
+        NetworkClient disconnects when a request outlives request.timeout.ms)."""
+        if self._read_task is not None:
+            self._read_task.cancel()
+        self._fail_all(ConnectionClosed(f"connection to {self.host}:{self.port} aborted: {reason}"))
+
     def _fail_all(self, error: BaseException) -> None:
         self.closed = True
         while self._waiting:

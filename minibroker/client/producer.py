@@ -545,14 +545,26 @@ class Producer:
             return
         assert future is not None
         self._requests_in_flight[node_id] = self._requests_in_flight.get(node_id, 0) + 1
+        # request.timeout.ms, as Kafka's NetworkClient: an answer that does not come in time closes the
+        # connection, which fails every request on it, and the batches are retried with their sequences
+        timer = asyncio.get_running_loop().call_later(self.request_timeout_ms / 1000, self._request_timed_out,
+                                                      connection, future)
 
         def done(answer: asyncio.Future[Any]) -> None:
+            timer.cancel()
             self._requests_in_flight[node_id] -= 1
             error = answer.exception()
             self._finish(batches, {} if error else self._by_partition(answer.result(), version), version, error)
             self._wakeup.set()
 
         future.add_done_callback(done)
+
+    def _request_timed_out(self, connection: BrokerConnection, future: asyncio.Future[Any]) -> None:
+        if future.done():
+            return
+        connection.abort(f"no answer within request.timeout.ms ({self.request_timeout_ms} ms)")
+        if not future.done():  # not waiting on the connection any more: fail it all the same
+            future.set_exception(ConnectionClosed("request timed out"))
 
     def _by_partition(self, response: Any, version: int) -> dict[tuple[str, int], Any]:
         names = {info.topic_id: name for name, info in self.client.topics.items()}
