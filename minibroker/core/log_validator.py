@@ -161,9 +161,8 @@ def _scan(batch: bytes | bytearray | memoryview, header: records.BatchHeader, wa
     if header.compression == records.COMPRESSION_NONE:
         end = header.size_in_bytes
         pos, index = records.HEADER_SIZE, 0
-        if _speedups is not None and walk.details is None:  # the usual batch: the compiled lane walks it all
-            pos, index, walk.min_delta, walk.max_delta, walk.keyless = _speedups.fast_lane(
-                batch, pos, end, 0, count, walk.min_delta, walk.max_delta, walk.keyless)
+        if walk.details is None:  # the usual batch: the fast lane walks it all, with no exact reader set up
+            pos, index = _run_fast_lane(batch, pos, end, 0, count, walk)
         if index < count:
             pos, _ = _walk_records(batch, pos, end, index, count, walk, final=True, cap=-1)
         if pos != end:
