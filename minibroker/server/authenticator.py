@@ -2,9 +2,11 @@
 
 On a SASL listener a client may send only ApiVersions (once) and SaslHandshake before it has
 authenticated. SaslHandshake v0 makes the following frames raw SASL tokens, answered by raw
-tokens; v1 makes them SaslAuthenticate requests. Anything else is refused the way Kafka refuses
-it: "Unexpected Kafka request of type X during SASL handshake." and the connection closes. A
-failed exchange answers SASL_AUTHENTICATION_FAILED with Kafka's message, then closes. Once
+tokens (the last one too, even when empty); v1 makes them SaslAuthenticate requests. Anything else
+is refused the way Kafka refuses it: "Unexpected Kafka request of type X during SASL handshake." and
+the connection closes. A failed exchange answers SASL_AUTHENTICATION_FAILED with Kafka's message,
+then closes; where Kafka builds no answer (a raw v0 token, a re-authentication asking for another
+mechanism) it only closes, the message going to the log. Once
 complete, the principal is `User:<authorization id>`; with `connections.max.reauth.ms` (or an
 OAUTHBEARER token's expiry) the session has a lifetime (KIP-368): the client re-authenticates
 with a new SaslHandshake, or its next request after the expiry closes the connection.
@@ -122,7 +124,9 @@ class SaslAuthenticator:
             self.begin_reauthentication()
         try:
             if self.state is SaslState.REAUTH_BAD_MECHANISM:
-                raise SaslAuthenticationError(self._bad_mechanism_message)
+                # Kafka fails on the frame after the handshake without reading it, and builds no answer
+                self.state = SaslState.FAILED
+                return AuthStep(close=self._failure(self._bad_mechanism_message))
             if self.state is SaslState.AUTHENTICATE:
                 return self._token(frame)
             return self._handshake_phase(frame)
@@ -170,12 +174,14 @@ class SaslAuthenticator:
         if not self._kafka_headers:  # SaslHandshake v0: the frame is the token, the answer a bare token
             try:
                 response = server.evaluate(bytes(frame))
+                if server.complete:
+                    self._completed(server)
             except (SaslAuthenticationError, SaslFatalError) as exc:
+                # a raw token has no error frame: Kafka closes (a changed principal included)
                 self.state = SaslState.FAILED
-                return AuthStep(close=f"Failed authentication: {exc}")
-            if server.complete:
-                self._completed(server)
-            return AuthStep(struct.pack(">i", len(response)) + response if response else None)
+                return AuthStep(close=self._failure(str(exc)))
+            # sent even when empty (PLAIN's and OAUTHBEARER's last answer): a v0 client may wait for it
+            return AuthStep(struct.pack(">i", len(response)) + response)
         header = parse_header(frame)
         if header.api_key != SASL_AUTHENTICATE:
             raise CloseConnection(f"Unexpected Kafka request of type {api_name(header.api_key)} during SASL "
@@ -192,14 +198,18 @@ class SaslAuthenticator:
             answer = encode_response(header, SaslAuthenticateResponse(
                 error_code=ErrorCode.SASL_AUTHENTICATION_FAILED, error_message=exc.message, auth_bytes=b"",
                 session_lifetime_ms=0))
-            return AuthStep(answer, f"Failed authentication: {exc.message}")
+            return AuthStep(answer, self._failure(exc.message))
         except SaslFatalError as exc:
             self.state = SaslState.FAILED
-            return AuthStep(close=f"Failed authentication: {exc}")
+            return AuthStep(close=self._failure(str(exc)))
         answer = encode_response(header, SaslAuthenticateResponse(error_code=0, error_message=None,
                                                                   auth_bytes=response or b"",
                                                                   session_lifetime_ms=lifetime))
         return AuthStep(answer)
+
+    def _failure(self, message: str) -> str:
+        """The close reason of a failed exchange, worded as Kafka's Selector logs it."""
+        return f"Failed {'re-' if self.reauthenticating else ''}authentication: {message}"
 
     def _completed(self, server: SaslServer) -> int:
         """The exchange succeeded: the principal, and the session lifetime told to the client (KIP-368)."""

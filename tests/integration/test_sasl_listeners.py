@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import base64
+import json
+import logging
 import socket
 import struct
+from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -11,9 +15,15 @@ from typing import Any
 import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 
+from minibroker.core.clock import ManualClock
 from minibroker.core.config import ConfigError
 from minibroker.core.credentials import scram_from_password
-from minibroker.protocol.messages import ApiVersionsRequest, MetadataRequest, SaslHandshakeRequest
+from minibroker.protocol.messages import (
+    ApiVersionsRequest,
+    MetadataRequest,
+    SaslAuthenticateRequest,
+    SaslHandshakeRequest,
+)
 from minibroker.testing.certs import make_broker_certificate, make_ca
 from minibroker.testing.embedded import BrokerThread
 from minibroker.testing.wire import WireClient
@@ -372,3 +382,115 @@ def test_confluent_kafka_logs_in_with_an_unsecured_oauthbearer_token() -> None:
         producer.produce("oauth", b"token")
         assert producer.flush(30) == 0
         assert principals_on(broker, "SASL_PLAINTEXT") == {"User:carol"}
+
+
+# -- re-authentication failures, SaslHandshake v0's raw tokens, sasl.server.max.receive.size ----------------
+
+OAUTHBEARER_JAAS = "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required;"
+MIXED_MAX_RECEIVE = 4096
+NOW_MS = 1_700_000_000_000  # the broker's manual clock: what an OAUTHBEARER token's iat and exp are checked against
+
+
+@pytest.fixture(scope="module")
+def mixed() -> Iterator[BrokerThread]:
+    """One SASL_PLAINTEXT listener with PLAIN, SCRAM-SHA-512 and OAUTHBEARER, sessions of 60 s (KIP-368)."""
+    config = {"listeners": "SASL_PLAINTEXT://127.0.0.1:0", "sasl.enabled.mechanisms": "PLAIN,SCRAM-SHA-512,OAUTHBEARER",
+              "listener.name.sasl_plaintext.plain.sasl.jaas.config": PLAIN_JAAS,
+              "listener.name.sasl_plaintext.scram-sha-512.sasl.jaas.config": SCRAM_JAAS,
+              "listener.name.sasl_plaintext.oauthbearer.sasl.jaas.config": OAUTHBEARER_JAAS,
+              "connections.max.reauth.ms": "60000", "sasl.server.max.receive.size": str(MIXED_MAX_RECEIVE)}
+    with BrokerThread(config=config, clock=ManualClock(NOW_MS)) as broker:
+        yield broker
+
+
+def login(wire: WireClient, user: str, password: str) -> None:
+    """PLAIN over SaslHandshake v1 and SaslAuthenticate v2, as a client that can re-authenticate (KIP-368)."""
+    assert handshake(wire, "PLAIN").error_code == 0
+    answer = wire.request(SaslAuthenticateRequest(auth_bytes=f"\x00{user}\x00{password}".encode()), 2)
+    assert (answer.error_code, answer.session_lifetime_ms) == (0, 60000)
+
+
+def sized(token: bytes) -> bytes:
+    return struct.pack(">i", len(token)) + token
+
+
+def oauthbearer_token(subject: str) -> bytes:
+    """RFC 7628's client message carrying an unsecured JWS, as Kafka's unsecured login module builds it."""
+    def b64url(data: dict[str, Any]) -> str:
+        return base64.urlsafe_b64encode(json.dumps(data).encode()).rstrip(b"=").decode()
+
+    jws = f"{b64url({'alg': 'none'})}.{b64url({'sub': subject, 'iat': NOW_MS / 1000, 'exp': NOW_MS / 1000 + 3600})}."
+    return f"n,,\x01auth=Bearer {jws}\x01\x01".encode()
+
+
+def connection_closes(caplog: pytest.LogCaptureFixture) -> list[str]:
+    """The reasons of the broker's "closing connection from <peer>: <reason>" lines."""
+    return [r.getMessage().split(": ", 1)[1] for r in caplog.records
+            if r.name == "minibroker.connection" and r.getMessage().startswith("closing connection from ")]
+
+
+def assert_no_tracebacks(caplog: pytest.LogCaptureFixture) -> None:
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR or r.exc_info], caplog.text
+
+
+def assert_others_still_served(broker: BrokerThread) -> None:
+    with WireClient("127.0.0.1", port_of(broker, "SASL_PLAINTEXT")) as wire:
+        login(wire, "alice", "alice-secret")
+        assert wire.request(MetadataRequest(topics=[], allow_auto_topic_creation=False), 12).brokers
+
+
+def test_reauthenticating_with_another_mechanism_closes_without_an_answer_as_kafka(
+        mixed: BrokerThread, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO, logger="minibroker.connection")
+    with WireClient("127.0.0.1", port_of(mixed, "SASL_PLAINTEXT")) as wire:
+        login(wire, "alice", "alice-secret")
+        # Kafka answers the handshake (REAUTH_BAD_MECHANISM), then fails on the next frame without reading it:
+        # no SaslAuthenticate answer is built, the connection closes
+        assert handshake(wire, "SCRAM-SHA-512").error_code == 0
+        wire.send_raw(wire.encode_request(SaslAuthenticateRequest(auth_bytes=b"n,,n=alice,r=abc"), 2))
+        assert wire.is_closed_by_peer()  # EOF, no answer byte before it
+    assert ("Failed re-authentication: SASL mechanism 'SCRAM-SHA-512' requested by client is not supported for "
+            "re-authentication of mechanism 'PLAIN'") in connection_closes(caplog)
+    assert_no_tracebacks(caplog)
+    assert_others_still_served(mixed)
+
+
+def test_reauthenticating_as_another_principal_over_saslhandshake_v0_closes_without_an_answer(
+        mixed: BrokerThread, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO, logger="minibroker.connection")
+    with WireClient("127.0.0.1", port_of(mixed, "SASL_PLAINTEXT")) as wire:
+        login(wire, "alice", "alice-secret")
+        assert handshake(wire, "PLAIN", version=0).error_code == 0
+        wire.send_raw(sized(b"\x00admin\x00admin-secret"))  # a raw token: Kafka has no error frame for it
+        assert wire.is_closed_by_peer()
+    assert ("Failed re-authentication: Cannot change principals during re-authentication from User.alice: "
+            "User.admin") in connection_closes(caplog)
+    assert_no_tracebacks(caplog)
+    assert_others_still_served(mixed)
+
+
+@pytest.mark.parametrize(("mechanism", "token", "principal"), [
+    ("PLAIN", b"\x00alice\x00alice-secret", "User:alice"),
+    ("OAUTHBEARER", oauthbearer_token("carol"), "User:carol")])
+def test_a_saslhandshake_v0_exchange_ends_with_kafkas_empty_frame(mixed: BrokerThread, mechanism: str, token: bytes,
+                                                                 principal: str) -> None:
+    with WireClient("127.0.0.1", port_of(mixed, "SASL_PLAINTEXT")) as wire:
+        assert handshake(wire, mechanism, version=0).error_code == 0
+        wire.send_raw(sized(token))
+        wire.sock.settimeout(5)
+        # SaslServerAuthenticator sends the mechanism's (empty) last answer size-prefixed: 4 zero bytes
+        assert wire.read_frame() == b""
+        assert principals_on(mixed, "SASL_PLAINTEXT") >= {principal}
+        assert wire.request(MetadataRequest(topics=[], allow_auto_topic_creation=False), 12).brokers
+
+
+def test_reauthenticating_over_saslhandshake_v0_as_the_same_principal_ends_with_the_empty_frame(
+        mixed: BrokerThread) -> None:
+    with WireClient("127.0.0.1", port_of(mixed, "SASL_PLAINTEXT")) as wire:
+        login(wire, "alice", "alice-secret")
+        assert handshake(wire, "PLAIN", version=0).error_code == 0
+        wire.send_raw(sized(b"\x00alice\x00alice-secret"))
+        wire.sock.settimeout(5)
+        assert wire.read_frame() == b""
+        assert wire.request(MetadataRequest(topics=[], allow_auto_topic_creation=False), 12).brokers
+
