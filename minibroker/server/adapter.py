@@ -77,7 +77,7 @@ class ConnectionAdapter(asyncio.BufferedProtocol):
         self.authenticator = (listener.authenticator(self._api_versions_answer)
                               if listener.authenticator is not None else None)
         if self.authenticator is not None:
-            self.state.max_frame_bytes = listener.sasl_max_receive_size
+            self.state.limit_frames(listener.sasl_max_receive_size, "sasl.server.max.receive.size")
 
     # -- asyncio callbacks -------------------------------------------------
 
@@ -241,7 +241,7 @@ class ConnectionAdapter(asyncio.BufferedProtocol):
         step = authenticator.receive(frame)
         if authenticator.complete and authenticator.principal is not None:
             self.session.principal = authenticator.principal
-            self.state.max_frame_bytes = self.cluster.config["socket.request.max.bytes"]
+            self.state.limit_frames(self.cluster.config["socket.request.max.bytes"], "socket.request.max.bytes")
         if step.close is None:
             self._send(step.answer)
             return True

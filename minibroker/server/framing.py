@@ -3,7 +3,9 @@
 A frame's memory grows as its bytes arrive: a 4-byte prefix announcing 100 MB costs 4 bytes
 until the body comes, not 100 MB of zeroes (Kafka's NetworkReceive also allocates only once
 the size is read, and then from its MemoryPool). A size outside 1..`socket.request.max.bytes`
-is refused as Kafka's NetworkReceive refuses it (InvalidReceiveException), before anything is held.
+(`sasl.server.max.receive.size` before a SASL client has authenticated) is refused as Kafka's
+NetworkReceive refuses it (InvalidReceiveException), before anything is held; the refusal names
+the setting that bounds it.
 """
 
 from __future__ import annotations
@@ -28,8 +30,9 @@ class FrameReader:
     without a copy.
     """
 
-    def __init__(self, max_frame_bytes: int) -> None:
+    def __init__(self, max_frame_bytes: int, max_frame_config: str = "socket.request.max.bytes") -> None:
         self.max_frame_bytes = max_frame_bytes
+        self.max_frame_config = max_frame_config  # the setting max_frame_bytes comes from, for the refusal
         self._chunk: memoryview = memoryview(b"")  # fed bytes not yet split
         # the one incomplete frame (size prefix included) carried between feeds; while it is not
         # empty, every byte of the chunk has been taken into it
@@ -115,5 +118,5 @@ class FrameReader:
     def _checked_size(self, data: bytes | bytearray | memoryview) -> int:
         (size,) = _SIZE.unpack_from(data, 0)
         if size <= 0 or size > self.max_frame_bytes:
-            raise FrameError(f"frame size {size} is outside 1..{self.max_frame_bytes} (socket.request.max.bytes)")
+            raise FrameError(f"frame size {size} is outside 1..{self.max_frame_bytes} ({self.max_frame_config})")
         return int(size)

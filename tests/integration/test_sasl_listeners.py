@@ -494,3 +494,20 @@ def test_reauthenticating_over_saslhandshake_v0_as_the_same_principal_ends_with_
         assert wire.read_frame() == b""
         assert wire.request(MetadataRequest(topics=[], allow_auto_topic_creation=False), 12).brokers
 
+
+def test_a_frame_over_sasl_server_max_receive_size_before_authentication_is_refused_naming_that_bound(
+        mixed: BrokerThread, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO, logger="minibroker.connection")
+    port = port_of(mixed, "SASL_PLAINTEXT")
+    with WireClient("127.0.0.1", port) as wire:
+        wire.send_raw(struct.pack(">i", MIXED_MAX_RECEIVE + 1) + b"x" * 100)
+        assert wire.is_closed_by_peer()
+    refusals = [reason for reason in connection_closes(caplog) if f"{MIXED_MAX_RECEIVE + 1}" in reason]
+    assert refusals == [f"frame size {MIXED_MAX_RECEIVE + 1} is outside 1..{MIXED_MAX_RECEIVE} "
+                        "(sasl.server.max.receive.size)"]
+    assert_no_tracebacks(caplog)
+    # once authenticated, socket.request.max.bytes bounds frames again
+    with WireClient("127.0.0.1", port) as wire:
+        login(wire, "alice", "alice-secret")
+        wire.client_id = "c" * MIXED_MAX_RECEIVE
+        assert wire.request(MetadataRequest(topics=[], allow_auto_topic_creation=False), 12).brokers
