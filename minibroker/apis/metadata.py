@@ -75,7 +75,7 @@ def handle(request: MetadataRequest, ctx: RequestContext) -> MetadataResponse:
         visible = ctx.authorized_names(AclOperation.DESCRIBE, ResourceType.TOPIC, cluster.topics)
         topics = [topic_metadata(cluster, t) for t in cluster.topics.values() if t.name in visible]
     else:
-        names: list[str | None] = []
+        names: dict[str | None, None] = {}  # each name once, in the order first asked for
         for wanted in request.topics:
             if wanted.name is None and version >= 10 and wanted.topic_id not in (None, ZERO_UUID):
                 topic = cluster.topics_by_id.get(wanted.topic_id)
@@ -87,8 +87,8 @@ def handle(request: MetadataRequest, ctx: RequestContext) -> MetadataResponse:
                     refused.append(_Topic(error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED, name=None,
                                           topic_id=topic.topic_id, is_internal=False, partitions=[],
                                           authorized_operations=NOT_REQUESTED))
-            elif wanted.name not in names:
-                names.append(wanted.name)
+            else:
+                names[wanted.name] = None
         visible = ctx.authorized_names(AclOperation.DESCRIBE, ResourceType.TOPIC, (n or "" for n in names))
         may_create = _creatable(ctx, [n or "" for n in names if (n or "") in visible], auto_create)
         topics = _lookup(cluster, [n for n in names if (n or "") in visible and (n or "") in may_create],
@@ -133,7 +133,7 @@ def _creatable(ctx: RequestContext, names: list[str], auto_create: bool) -> set[
 def _lookup(cluster: Cluster, names: list[str | None],
             auto_create: bool) -> list[MetadataResponse.MetadataResponseTopic]:
     """Entries for the named topics; the unknown ones with valid names auto-created together if allowed."""
-    missing = []
+    missing: dict[str, None] = {}  # ordered: topics are auto-created in the order asked for
     for name in names:
         if (name or "") in cluster.topics:
             continue
@@ -141,10 +141,10 @@ def _lookup(cluster: Cluster, names: list[str | None],
             validate_topic_name(name)
         except KafkaError:
             continue
-        missing.append(name or "")
+        missing[name or ""] = None
     # Kafka answers UNKNOWN_TOPIC_OR_PARTITION while the controller creates the topics; here
     # creation is instant, so what was created is described at once and a refusal leaves the error.
-    created = cluster.auto_create_topics(missing) if auto_create else {}
+    created = cluster.auto_create_topics(list(missing)) if auto_create else {}
     entries = []
     for name in names:
         topic = cluster.topics.get(name or "") or created.get(name or "")
