@@ -184,9 +184,6 @@ def _topic_names(request: ProduceRequest, ctx: RequestContext) -> list[str]:
     return [topic.name for topic in topics if topic is not None]
 
 
-_MIN_ENTRY_SIZE = 14  # LegacyRecord.RECORD_OVERHEAD_V0: the smallest size field ByteBufferLogInputStream reads
-
-
 def _invalid_records(data: bytes | bytearray | memoryview | None, version: int) -> ErrorCode | None:
     """ProduceRequest.validateRecords, which KafkaApis applies before ReplicaManager appends (so its answer
     carries no offsets, and it wins over acks and leadership): v3+ records hold exactly one whole batch, of
@@ -198,11 +195,11 @@ def _invalid_records(data: bytes | bytearray | memoryview | None, version: int) 
     if not data or len(data) < records.LOG_OVERHEAD:
         return ErrorCode.INVALID_RECORD
     first_end = records.LOG_OVERHEAD + _INT32.unpack_from(data, 8)[0]
-    if first_end - records.LOG_OVERHEAD < _MIN_ENTRY_SIZE:
+    if first_end - records.LOG_OVERHEAD < records.LEGACY_RECORD_OVERHEAD_V0:
         return ErrorCode.CORRUPT_MESSAGE
-    if len(data) <= _MAGIC_OFFSET or first_end > len(data):
+    if len(data) <= records.MAGIC_OFFSET or first_end > len(data):
         return ErrorCode.INVALID_RECORD
-    if data[_MAGIC_OFFSET] != 2:
+    if data[records.MAGIC_OFFSET] != 2:
         return ErrorCode.INVALID_RECORD
     if version < 7 and len(data) >= records.HEADER_SIZE and \
             data[_ATTRIBUTES_LOW_BYTE] & records.ATTR_COMPRESSION_MASK == records.COMPRESSION_ZSTD:
@@ -238,7 +235,7 @@ def _produce_partition(partition: Partition, data: bytes | None, request: Produc
     try:
         if not data:
             raise KafkaError(ErrorCode.INVALID_RECORD, "Produce request carries no record batch")
-        if ctx.api_version < 3 and len(data) > _MAGIC_OFFSET and data[_MAGIC_OFFSET] < 2:
+        if ctx.api_version < 3 and len(data) > records.MAGIC_OFFSET and data[records.MAGIC_OFFSET] < 2:
             data = convert_legacy_message_set(data, decompression_bound(
                 ctx.cluster.topic_config(partition.topic, "max.message.bytes")))
         header = records.read_header(data)
@@ -278,10 +275,8 @@ def _produce_partition(partition: Partition, data: bytes | None, request: Produc
 
 # --- message sets of magic 0 and 1 (Produce v0-2) ----------------------------------------------------
 
-_MAGIC_OFFSET = 16  # an entry's magic: after offset, size and (legacy) crc, or (v2) offset, length, epoch
 _ATTRIBUTES_LOW_BYTE = 22  # a v2 batch's attributes (int16 at 21): codec and flags
 _LEGACY_ENTRY = struct.Struct(">qiIbb")  # offset, message size, crc, magic, attributes
-_LEGACY_OVERHEAD_V0 = 14  # LegacyRecord.RECORD_OVERHEAD_V0: crc, magic, attributes, key and value lengths
 _INT32 = struct.Struct(">i")
 _INT64 = struct.Struct(">q")
 _LOG_APPEND_TIME_ATTR = 0x08
@@ -307,9 +302,9 @@ def _legacy_entries(data: bytes) -> list[tuple[int, int, int, int, bytes | None,
     pos = 0
     while len(data) - pos >= records.LOG_OVERHEAD:
         size = _INT32.unpack_from(data, pos + 8)[0]
-        if size < _LEGACY_OVERHEAD_V0:
-            raise KafkaError(ErrorCode.CORRUPT_MESSAGE,
-                             f"Record size {size} is less than the minimum record overhead ({_LEGACY_OVERHEAD_V0})")
+        if size < records.LEGACY_RECORD_OVERHEAD_V0:
+            raise KafkaError(ErrorCode.CORRUPT_MESSAGE, f"Record size {size} is less than the minimum record "
+                                                        f"overhead ({records.LEGACY_RECORD_OVERHEAD_V0})")
         end = pos + records.LOG_OVERHEAD + size
         if end > len(data):
             break

@@ -27,6 +27,8 @@ from .errors import DecompressionLimitError, ErrorCode, KafkaError
 HEADER_SIZE = 61
 LOG_OVERHEAD = 12  # baseOffset + batchLength
 CRC_START = 21  # attributes onwards is covered by the CRC
+MAGIC_OFFSET = 16  # every entry's magic: after offset, size and a legacy crc, or a v2 batch's leader epoch
+LEGACY_RECORD_OVERHEAD_V0 = 14  # LegacyRecord.RECORD_OVERHEAD_V0: the smallest entry a reader accepts
 
 _HEADER = struct.Struct(">qiibIhiqqqhii")
 _BASE_OFFSET = struct.Struct(">q")
@@ -148,18 +150,22 @@ def split_batches(data: bytes | bytearray | memoryview, partial_tail: bool = Fal
 
 
 def has_transactional_batch(data: bytes | bytearray | memoryview | None) -> bool:
-    """Whether any whole batch of a record set is marked transactional (Kafka's RequestUtils.flag); what
-    cannot be read as batches is left for validation to refuse."""
+    """Whether any whole batch of a record set is marked transactional (Kafka's RequestUtils.flag).
+
+    A set may be an old message set (Produce v0-2): only an entry of magic 2 has batch attributes, so a
+    legacy entry, whose byte 22 is part of its timestamp or key, is never transactional. What cannot be read
+    as entries is left for validation to refuse."""
     if data is None:
         return False
     pos, size = 0, len(data)
-    while size - pos >= HEADER_SIZE:
-        (batch_length,) = _INT32.unpack_from(data, pos + 8)
-        if data[pos + 22] & ATTR_TRANSACTIONAL:  # the attributes' low byte
-            return True
-        if batch_length < HEADER_SIZE - LOG_OVERHEAD:
-            break
-        pos += LOG_OVERHEAD + batch_length
+    while size - pos >= LOG_OVERHEAD:
+        (entry_length,) = _INT32.unpack_from(data, pos + 8)
+        end = pos + LOG_OVERHEAD + entry_length
+        if entry_length < LEGACY_RECORD_OVERHEAD_V0 or end > size:
+            break  # a corrupt size or a partial entry: ByteBufferLogInputStream reads no further
+        if data[pos + MAGIC_OFFSET] >= 2 and end - pos >= HEADER_SIZE and data[pos + 22] & ATTR_TRANSACTIONAL:
+            return True  # byte 22 is the low byte of a v2 batch's attributes
+        pos = end
     return False
 
 

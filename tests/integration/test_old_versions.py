@@ -435,3 +435,31 @@ def test_kafka_4_refuses_the_versions_it_removed(profile, request_of, version):
     cluster = _cluster(profile, secured=True)
     with pytest.raises(CloseConnection):
         call(cluster, request_of(), version, principal=ADMIN)
+
+
+# --- old message sets are never transactional, whatever their bytes --------------------------------------------
+
+def _timestamp_with_byte_22(bit_set: bool) -> int:
+    """A magic 1 message's timestamp fills bytes 18-25 of its entry; byte 22 carries bits 24-31 of it, so
+    whether bit 0x10 of that byte is set (a v2 batch's transactional flag) flips every 3.1 days."""
+    return (NOW & ~(0xFF << 24)) | ((0x10 if bit_set else 0x00) << 24)
+
+
+@pytest.mark.parametrize("bit_set", [False, True])
+@pytest.mark.parametrize(("version", "magic"), [(0, 0), (1, 0), (2, 1)])
+def test_an_old_message_set_is_appended_whatever_its_byte_22(version, magic, bit_set):
+    """Kafka's RequestUtils.flag asks only magic 2 batches whether they are transactional: a legacy set with
+    bit 0x10 in byte 22 (the timestamp for magic 1, the key's first byte for magic 0) is appended as any other."""
+    cluster = _cluster("3.9")
+    timestamp = _timestamp_with_byte_22(bit_set)
+    key = (b"\x10" if bit_set else b"\x01") + b"key-long-enough-for-61-bytes" * 2
+    entries = b"".join(records.legacy_entry(i, magic, 0, timestamp, key, b"value-%d" % i) for i in range(2))
+    assert len(entries) >= records.HEADER_SIZE and bool(entries[22] & records.ATTR_TRANSACTIONAL) is bit_set
+    answer = call(cluster, ProduceRequest(transactional_id=None, acks=-1, timeout_ms=1000, topic_data=[
+        ProduceRequest.TopicProduceData(name=TOPIC, partition_data=[
+            ProduceRequest.TopicProduceData.PartitionProduceData(index=0, records=entries)])]), version)
+    assert answer.responses[0].partition_responses[0].error_code == ErrorCode.NONE
+    stored = cluster.topics[TOPIC].partitions[0].log.batches
+    assert [(r.key, r.value) for batch in stored for r in records.iter_records(batch)] == [
+        (key, b"value-0"), (key, b"value-1")]
+    assert not any(records.read_header(batch).is_transactional for batch in stored)

@@ -122,3 +122,37 @@ def test_record_body_is_read_as_kafkas_default_record_reads_it():
     with pytest.raises(KafkaError, match="^Found invalid record structure$"):
         records.read_record_body(body, 0, len(body), 4)  # the key runs past the end
     assert records.read_record_size(b"\x80", 0, 1) is None  # the varint goes on past the end
+
+
+@pytest.mark.parametrize("transactional", [False, True])
+def test_a_v2_batch_is_transactional_by_its_attributes(transactional):
+    batch = records.build_batch([(None, b"v")], timestamp=0, producer_id=1, producer_epoch=0, base_sequence=0,
+                                transactional=transactional)
+    assert records.has_transactional_batch(batch) is transactional
+    # the flag of a later batch counts too, as RequestUtils.flag walks every batch
+    plain = records.build_batch([(None, b"w")], timestamp=0)
+    assert records.has_transactional_batch(plain + batch) is transactional
+
+
+@pytest.mark.parametrize("byte_22", [0x00, 0x10, 0xFF])
+@pytest.mark.parametrize("magic", [0, 1])
+def test_a_legacy_message_set_is_never_transactional(magic, byte_22):
+    """Byte 22 of a magic 0/1 entry is part of its key or timestamp, whatever bit 0x10 holds."""
+    timestamp = byte_22 << 24
+    key = bytes([byte_22]) * 60
+    entry = records.legacy_entry(0, magic, 0, timestamp, key, b"v")
+    assert entry[22] == byte_22 and len(entry) >= records.HEADER_SIZE
+    assert records.has_transactional_batch(entry + entry) is False
+    # a transactional v2 batch after a legacy entry is still seen
+    txn = records.build_batch([(None, b"v")], timestamp=0, producer_id=1, producer_epoch=0, base_sequence=0,
+                              transactional=True)
+    assert records.has_transactional_batch(entry + txn) is True
+
+
+def test_a_short_or_partial_entry_ends_the_transactional_scan():
+    txn = records.build_batch([(None, b"v")], timestamp=0, producer_id=1, producer_epoch=0, base_sequence=0,
+                              transactional=True)
+    assert records.has_transactional_batch(txn[:-1]) is False  # a partial batch is no batch
+    assert records.has_transactional_batch(b"") is False and records.has_transactional_batch(None) is False
+    corrupt = bytes(8) + (3).to_bytes(4, "big") + bytes(60)
+    assert records.has_transactional_batch(corrupt + txn) is False
