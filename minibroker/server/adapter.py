@@ -135,7 +135,10 @@ class ConnectionAdapter(asyncio.BufferedProtocol):
         # still there, and the wait unregisters what it watches (a Fetch's partition logs)
 
     def get_buffer(self, sizehint: int) -> memoryview:
-        return self._read_buffer
+        room = self.state.read_room  # while a request waits, reads stop at what may be held behind it
+        if room is None or room >= len(self._read_buffer):
+            return self._read_buffer
+        return self._read_buffer[: max(room, 1)]
 
     def buffer_updated(self, nbytes: int) -> None:
         self.state.receive_data(self._read_buffer[:nbytes])

@@ -10,12 +10,18 @@ returns; everything that decides anything lives here, so it is tested with plain
 - order: requests are handed out one at a time, in arrival order, and the next only after the
   previous one was answered, so answers leave in arrival order even when one of them waits
   (a Fetch long poll, a JoinGroup, an answer held by test control);
-- backpressure: requests that arrive while one is being answered are queued, up to
-  `max_queued_requests`; beyond that, or with `max_unsent_bytes` of answers the client has not
-  read, no more frames are taken and `reading_wanted` turns False (Kafka mutes a channel while a
-  request of it is in flight: a client never makes the broker hold more than a bounded amount);
-- `queued.max.request.bytes` (a frame held across reads reserves its size in the node's
-  `RequestMemory`) and `connections.max.idle.ms` (`idle_expired`).
+- backpressure: Kafka mutes a channel from a complete request until its answer is sent, so the
+  requests behind it wait in the socket. Here the connection takes at most `max_queued_bytes` of
+  request bytes behind the one being answered (`read_room` tells the adapter how much the next read
+  may bring), as frames queued up to `max_queued_requests` or bytes not yet framed; it is read
+  again once the answer is given. Pipelined requests behind a waiting one are seen (test control
+  counts them), and a client streaming large frames behind a long poll makes the broker hold one
+  read's worth, not its frames. With `max_unsent_bytes` of answers the client has not read, no more
+  frames are taken either, and `reading_wanted` turns False;
+- `queued.max.request.bytes`: every request byte the connection holds across reads counts in the
+  node's `RequestMemory` (a frame being received with its whole declared size, as Kafka's
+  NetworkReceive allocates it), and reading stops while the pool has no room; `connections.max.idle.ms`
+  (`idle_expired`).
 """
 
 from __future__ import annotations
@@ -30,8 +36,10 @@ from .framing import FrameError, FrameReader
 from .quotas import RequestMemory
 
 # Producers pipeline 5-20 requests; Kafka handles one at a time per connection and reads no more
-# meanwhile. We read ahead a little further, so pipelining stays as fast, and no further:
+# meanwhile. Answers that are ready at once (Produce, Metadata) never make a request wait, so this
+# only bounds what is read behind a waiting one (a long poll, a held answer): one read's worth.
 MAX_QUEUED_REQUESTS = 64  # requests received while an earlier one waits for its answer
+MAX_QUEUED_BYTES = 256 * 1024  # request bytes received while an earlier one waits (the adapter's read size)
 MAX_UNSENT_BYTES = 4 * 1024 * 1024  # answers handed to the connection that the client has not taken
 
 Buffers = Sequence[bytes | bytearray | memoryview]  # one answer as buffers written back to back
@@ -116,6 +124,7 @@ class Connection:
         on_memory_freed: Callable[[], None] | None = None,
         max_queued_requests: int = MAX_QUEUED_REQUESTS,
         max_unsent_bytes: int = MAX_UNSENT_BYTES,
+        max_queued_bytes: int = MAX_QUEUED_BYTES,
     ) -> None:
         self._reader = FrameReader(max_frame_bytes)
         self._now_ms = now_ms
@@ -123,7 +132,9 @@ class Connection:
         self.hook = hook
         self.max_queued_requests = max_queued_requests
         self.max_unsent_bytes = max_unsent_bytes
+        self.max_queued_bytes = max_queued_bytes
         self._queued: deque[Request] = deque()  # arrived while an earlier request was being answered
+        self._queued_bytes = 0  # their bytes as received, size prefixes included
         self._answering: Request | None = None  # handed out, not answered yet
         self._out: list[bytes | bytearray | memoryview] = []  # answers not yet taken by data_to_send
         self._out_bytes = 0
@@ -132,7 +143,7 @@ class Connection:
         self.socket_paused = False  # the socket's write buffer is above its high-water mark
         self._request_memory = request_memory
         self._on_memory_freed = on_memory_freed
-        self._reserved = 0  # of request_memory, for the frame being received
+        self._reserved = 0  # of request_memory, for the request bytes held (see _held_request_bytes)
         self._memory_blocked = False
         self.closed_reason: str | None = None
         self.last_active_ms = now_ms()
@@ -176,12 +187,20 @@ class Connection:
     @property
     def buffered_bytes(self) -> int:
         """Request bytes held: frames queued, and bytes of frames not yet split or complete."""
-        return sum(len(request.frame) for request in self._queued) + self._reader.buffered
+        return self._queued_bytes + self._reader.buffered
 
     @property
     def reserved_request_bytes(self) -> int:
-        """What the frame being received holds of the node's `queued.max.request.bytes`."""
+        """What the request bytes held hold of the node's `queued.max.request.bytes`."""
         return self._reserved
+
+    @property
+    def read_room(self) -> int | None:
+        """How many bytes the next read may bring: None for any; while a request is being answered, what is
+        left of `max_queued_bytes` (Kafka reads nothing more from a muted channel)."""
+        if self._answering is None:
+            return None
+        return max(self.max_queued_bytes - self.buffered_bytes, 0)
 
     @property
     def may_take_frames(self) -> bool:
@@ -192,7 +211,7 @@ class Connection:
     @property
     def reading_wanted(self) -> bool:
         """Whether the adapter should read the socket now."""
-        return self.may_take_frames and not self._memory_blocked
+        return self.may_take_frames and not self._memory_blocked and self.read_room != 0
 
     def idle_expired(self, now_ms: int, max_idle_ms: int) -> bool:
         """`connections.max.idle.ms`: nothing moved for longer and no request waits for an answer."""
@@ -218,11 +237,18 @@ class Connection:
             return Closed(self.closed_reason or "closed")
         if self._answering is not None:
             self._queue_arrived()
-            return Closed(self.closed_reason) if self.closed_reason is not None else PAUSED
+            if self.closed_reason is not None:
+                return Closed(self.closed_reason)
+            self._reserve_request_memory()
+            return PAUSED
         if self._queued:
             self._answering = self._queued.popleft()
+            self._queued_bytes -= len(self._answering.frame) + 4
+            if self._reserved:
+                self._release_request_memory(down_to=self._held_request_bytes())
             return self._answering
         if not self.may_take_frames:
+            self._reserve_request_memory()
             return PAUSED
         frame = self._take_frame()
         if frame is None:
@@ -238,17 +264,18 @@ class Connection:
             return None
         if frame is None:
             self._reserve_request_memory()
-        elif self._reserved and not self._reader.receiving:
-            self._release_request_memory()
+        elif self._reserved:
+            self._release_request_memory(down_to=self._held_request_bytes())
         return frame
 
     def _queue_arrived(self) -> None:
         """Take the frames that arrived behind the one being answered (copied: the read buffer is reused)."""
-        while self.may_take_frames:
+        while self.may_take_frames and self._queued_bytes < self.max_queued_bytes:
             frame = self._take_frame()
             if frame is None:
                 return
             self._queued.append(Request(bytearray(frame), self._seen(frame), owned=True))
+            self._queued_bytes += len(frame) + 4
 
     def _seen(self, frame: memoryview) -> Any:
         return self.hook.request_seen(frame, self.node_id) if self.hook is not None else None
@@ -302,6 +329,9 @@ class Connection:
         if self._answering is not None:
             pending.insert(0, self._answering.token)
         self._queued.clear()
+        self._queued_bytes = 0
+        # what arrived and was not taken is nobody's now (a long poll may keep this object until its deadline)
+        self._reader = FrameReader(self._reader.max_frame_bytes)
         if self.hook is not None:
             for token in [*self._sent_tokens, *pending]:
                 self.hook.answer_sent(token)
@@ -309,21 +339,31 @@ class Connection:
 
     # -- queued.max.request.bytes ----------------------------------------------------------------
 
+    def _held_request_bytes(self) -> int:
+        """What the connection holds of requests across reads: queued frames, bytes not yet framed, and a
+        frame being received at its declared size (Kafka's NetworkReceive allocates it whole from the pool)."""
+        reader = self._reader
+        size = reader.pending_frame_size if reader.receiving else None
+        return self._queued_bytes + (reader.buffered if size is None else max(size, reader.buffered))
+
     def _reserve_request_memory(self) -> None:
-        """A frame has started arriving: hold its declared size in the pool, or stop reading until there is room."""
-        size = self._reader.pending_frame_size
-        if self._request_memory is None or size is None or self._reserved:
+        """Hold what the connection holds in the pool, or stop reading until there is room."""
+        if self._request_memory is None:
             return
-        if self._request_memory.try_reserve(size, self._memory_freed):
-            self._reserved = size
+        held = self._held_request_bytes()
+        if held <= self._reserved:
+            self._memory_blocked = False
+            return
+        if self._request_memory.try_reserve(held - self._reserved, self._memory_freed):
+            self._reserved = held
             self._memory_blocked = False
         else:
             self._memory_blocked = True
 
-    def _release_request_memory(self) -> None:
-        if self._reserved and self._request_memory is not None:
-            reserved, self._reserved = self._reserved, 0
-            self._request_memory.release(reserved)
+    def _release_request_memory(self, down_to: int = 0) -> None:
+        if self._reserved > down_to and self._request_memory is not None:
+            freed, self._reserved = self._reserved - down_to, down_to
+            self._request_memory.release(freed)
 
     def _memory_freed(self) -> None:
         if self.closed:

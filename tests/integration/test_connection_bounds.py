@@ -76,6 +76,50 @@ def test_a_client_that_pipelines_fetches_without_reading_cannot_grow_the_broker(
         rest.join()
 
 
+def long_poll(topic: str) -> FetchRequest:
+    """A Fetch that waits a minute for a record of an empty partition."""
+    return FetchRequest(replica_id=-1, max_wait_ms=60_000, min_bytes=1, max_bytes=MB, isolation_level=0,
+                        topics=[FetchRequest.FetchTopic(topic=topic, partitions=[
+                            FetchRequest.FetchTopic.FetchPartition(partition=0, fetch_offset=0,
+                                                                   partition_max_bytes=MB)])])
+
+
+def stream(sock: socket.socket, frame: bytes, count: int) -> int:
+    """Send `frame` up to `count` times, until the broker has not read for 2 s; how many were sent whole."""
+    sock.settimeout(2)
+    sent = 0
+    try:
+        for _ in range(count):
+            sock.sendall(frame)
+            sent += 1
+    except TimeoutError:
+        pass
+    return sent
+
+
+def test_frames_streamed_behind_a_long_poll_are_held_no_more_than_one_read() -> None:
+    # Kafka mutes a channel from a complete request until its answer is sent: what a client sends behind a
+    # waiting Fetch stays in the socket, whatever its size; the broker holds at most one read's worth of it
+    process = start_broker(f"socket.request.max.bytes={10 * MB}")
+    try:
+        process.create_topic("quiet", partitions=1)
+        assert still_answers_metadata(process)
+        before = rss(process)
+        with WireClient(process.host, process.port, timeout=30) as client:
+            client.send_raw(client.encode_request(long_poll("quiet"), 11))
+            header = client.encode_request(MetadataRequest(topics=None), 9)[4:]
+            big = struct.pack(">i", 10 * MB) + header + b"\0" * (10 * MB - len(header))
+            sent = stream(client.sock, big, 30)
+            assert still_answers_metadata(process)
+            held = rss(process) - before
+            assert held < 30 * MB, f"the broker holds {held / MB:.0f} MB of frames behind one long poll"
+            assert sent < 30, "the broker read every frame behind the waiting Fetch"
+        assert still_answers_metadata(process)  # the client is gone; so is what it sent
+        assert rss(process) - before < 30 * MB
+    finally:
+        process.stop()
+
+
 def test_announced_huge_frames_hold_only_the_bytes_sent(broker: BrokerProcess) -> None:
     before = rss(broker)
     sockets = []

@@ -220,6 +220,38 @@ def test_a_client_that_does_not_read_its_answers_stops_being_read() -> None:
     assert conn.reading_wanted and isinstance(conn.next_event(), Request)
 
 
+def test_a_client_streaming_frames_behind_a_waiting_request_is_read_no_further_than_max_queued_bytes() -> None:
+    # Kafka mutes a channel from a complete request until its answer is sent; here a connection may
+    # take `max_queued_bytes` more behind it (test control sees pipelined requests), and no more
+    conn = connection(max_queued_bytes=4096)
+    conn.receive_data(frame(b"long poll"))
+    take(conn)  # it waits
+    stream = b"".join(frame(b"%04d" % i + b"p" * 996) for i in range(200))
+    received = 0
+    while conn.reading_wanted and received < len(stream):  # as the adapter reads: at most read_room bytes
+        room = conn.read_room
+        size = 64 * 1024 if room is None else room
+        conn.receive_data(bytearray(stream[received : received + size]))
+        received += size
+        assert conn.next_event() is PAUSED
+        conn.keep_unread()
+    assert conn.answering and received <= 4096
+    assert conn.buffered_bytes <= 4096 and conn.read_room == 0
+    conn.send_answer(b"answer")  # the answer is sent: the connection is read again, in order
+    assert conn.reading_wanted and conn.read_room is None
+    assert bytes(take(conn).frame).startswith(b"0000")
+
+
+def test_nothing_limits_reads_while_no_request_waits() -> None:
+    conn = connection(max_queued_bytes=10)
+    assert conn.read_room is None
+    conn.receive_data(b"".join(frame(b"x" * 100) for _ in range(3)))
+    for _ in range(3):
+        take(conn)
+        conn.send_answer(b"a")
+    assert conn.next_event() is NEED_DATA and conn.read_room is None and conn.reading_wanted
+
+
 def test_a_paused_socket_stops_reading() -> None:
     conn = connection()
     conn.socket_paused = True
@@ -264,6 +296,38 @@ def test_a_frame_that_arrives_whole_reserves_nothing() -> None:
     assert memory.reserved == 0 and conn.reading_wanted
 
 
+def test_queued_max_request_bytes_counts_the_bytes_held_behind_a_waiting_request() -> None:
+    memory = RequestMemory(1000)
+    woken: list[str] = []
+    waiting = connection(request_memory=memory)
+    other = connection(request_memory=memory, on_memory_freed=lambda: woken.append("other"))
+    waiting.receive_data(frame(b"long poll") + b"".join(frame(b"q" * 96) for _ in range(8)))
+    take(waiting)
+    assert waiting.next_event() is PAUSED
+    waiting.keep_unread()
+    assert memory.reserved == waiting.reserved_request_bytes == waiting.buffered_bytes >= 8 * 96
+    other.receive_data(struct.pack(">i", 300) + b"y" * 10)  # its frame does not fit beside them
+    assert other.next_event() is NEED_DATA and not other.reading_wanted
+    waiting.send_answer(b"answer")
+    for _ in range(8):
+        take(waiting)
+        waiting.send_answer(b"a")
+    assert waiting.next_event() is NEED_DATA
+    assert waiting.reserved_request_bytes == 0 and woken and other.reserved_request_bytes == 300 == memory.reserved
+
+
+def test_closing_drops_the_bytes_held_behind_a_waiting_request() -> None:
+    memory = RequestMemory(-1)
+    conn = connection(request_memory=memory)
+    conn.receive_data(frame(b"long poll") + b"".join(frame(b"q" * 1000) for _ in range(5)) + b"\x00\x00")
+    take(conn)
+    assert conn.next_event() is PAUSED
+    conn.keep_unread()
+    assert conn.buffered_bytes > 5000
+    conn.close("connection lost")  # the client went away while its long poll waits
+    assert conn.buffered_bytes == 0 and memory.reserved == 0 and conn.queued_requests == 0
+
+
 def test_closing_gives_back_reserved_memory_and_every_unanswered_token() -> None:
     memory, hook = RequestMemory(-1), Hook()
     conn = connection(request_memory=memory, hook=hook)
@@ -271,7 +335,8 @@ def test_closing_gives_back_reserved_memory_and_every_unanswered_token() -> None
     take(conn)
     assert conn.next_event() is PAUSED
     conn.keep_unread()
-    assert conn.next_event() is PAUSED and memory.reserved == 30
+    # the partial frame at its declared size, and r2 as it was received
+    assert conn.next_event() is PAUSED and memory.reserved == 30 + len(frame(b"r2"))
     conn.close("test")
     assert memory.reserved == 0 and sorted(hook.sent) == [b"r1", b"r2"]
     assert conn.next_event() == Closed("test")
