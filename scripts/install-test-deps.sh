@@ -92,4 +92,5 @@ for module in "${GO_MODULES[@]}"; do
     # -mod=readonly: go.mod and go.sum are the pins; a build that would change them fails instead
     (cd "$module" && GOFLAGS=-mod=readonly go mod download && GOFLAGS=-mod=readonly go build ./...)
 done
+bash "$ROOT/scripts/install-reference-kafka.sh" 4.3.1  # the reference Apache Kafka (tests/differential)
 log "done"

@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterator
 import pytest
 
 from minibroker.testing.process import BrokerProcess, start_broker
+from tests.reference.fixtures import kafka_reference  # noqa: F401  (the run's Apache Kafka, started on first use)
 
 
 @pytest.fixture(scope="module")

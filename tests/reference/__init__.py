@@ -1,0 +1,1 @@
+"""The reference Apache Kafka: its pinned jars (pom.xml), logging config, launcher and pytest fixture."""
