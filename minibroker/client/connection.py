@@ -37,7 +37,14 @@ class BrokerConnection:
         self._waiting: deque[tuple[int, int, int, asyncio.Future[Any]]] = deque()
         self._correlation_id = 0
         self._read_task: asyncio.Task[None] | None = None
-        self.closed = False
+        self._closed = False
+
+    @property
+    def closed(self) -> bool:
+        """Closed by either side, or its socket is already gone although the reader has not heard yet."""
+        # asyncio closes a transport at once when a recv or send fails (a reset), and tells the reader only
+        # on a later turn of the loop: a connection taken for open then takes requests that can never go
+        return self._closed or (self._writer is not None and self._writer.is_closing())
 
     @property
     def in_flight(self) -> int:
@@ -77,7 +84,7 @@ class BrokerConnection:
 
     def send(self, request: Any, version: int, expect_response: bool = True) -> asyncio.Future[Any] | None:
         """Write `request` now; a future of the decoded response (None when no answer is expected)."""
-        if self.closed or self._writer is None or self._writer.is_closing():
+        if self.closed or self._writer is None:
             raise ConnectionClosed(f"connection to {self.host}:{self.port} is closed")
         self._correlation_id += 1
         self._writer.write(self._frame(request, version, self._correlation_id))
@@ -131,7 +138,7 @@ class BrokerConnection:
         self._fail_all(ConnectionClosed(f"connection to {self.host}:{self.port} aborted: {reason}"))
 
     def _fail_all(self, error: BaseException) -> None:
-        self.closed = True
+        self._closed = True
         while self._waiting:
             future = self._waiting.popleft()[3]
             if not future.done():
@@ -140,7 +147,7 @@ class BrokerConnection:
             self._writer.close()
 
     async def close(self) -> None:
-        self.closed = True
+        self._closed = True
         if self._read_task is not None:
             self._read_task.cancel()
             with contextlib.suppress(asyncio.CancelledError):

@@ -460,8 +460,9 @@ class Producer:
                 state.max_in_flight_seen = max(state.max_in_flight_seen, len(state.in_flight))
                 state.max_sequences_seen = max(state.max_sequences_seen,
                                                self.in_flight_sequences(batch.topic, batch.partition))
-            self._send_request(node_id, connection, batches)
-            sent = True
+            # a request the connection refused is no progress: its batches wait for their retry backoff, or
+            # this loop would spin on a dead connection without ever letting its reader tell us
+            sent = self._send_request(node_id, connection, batches) or sent
         return sent
 
     def _sendable_head(self, state: PartitionState) -> ProducerBatch | None:
@@ -523,7 +524,8 @@ class Producer:
         oldest = cls._oldest_unacknowledged_batch(state)
         return None if oldest is None else oldest.ordinal
 
-    def _send_request(self, node_id: int, connection: BrokerConnection, batches: list[ProducerBatch]) -> None:
+    def _send_request(self, node_id: int, connection: BrokerConnection, batches: list[ProducerBatch]) -> bool:
+        """Send one Produce request carrying `batches`; whether it went out (else they are queued to retry)."""
         version = self.produce_version or self.client.max_version(node_id, 0, MAX_PRODUCE_VERSION)
         topics: dict[str, Any] = {}
         for batch in batches:
@@ -542,7 +544,7 @@ class Producer:
             future = connection.send(request, version)
         except ConnectionClosed as exc:
             self._finish(batches, {}, version, exc)
-            return
+            return False
         assert future is not None
         self._requests_in_flight[node_id] = self._requests_in_flight.get(node_id, 0) + 1
         # request.timeout.ms, as Kafka's NetworkClient: an answer that does not come in time closes the
@@ -558,6 +560,7 @@ class Producer:
             self._wakeup.set()
 
         future.add_done_callback(done)
+        return True
 
     def _request_timed_out(self, connection: BrokerConnection, future: asyncio.Future[Any]) -> None:
         if future.done():
