@@ -227,9 +227,11 @@ class _PortTaken(RuntimeError):
 
 
 if __name__ == "__main__":  # start one by hand: python -m tests.reference.launcher [version]
+    for signum in (signal.SIGINT, signal.SIGTERM):  # also when started in the background, where SIGINT is ignored
+        signal.signal(signum, signal.default_int_handler)
     kafka = ReferenceKafka.start(sys.argv[1] if len(sys.argv) > 1 else DEFAULT_VERSION)
     print(f"Kafka {kafka.version} on {kafka.bootstrap_servers} (pid {kafka.pid}), ready in {kafka.startup_s:.1f} s; "
-          "Ctrl-C stops it", flush=True)
+          "Ctrl-C or SIGTERM stops it", flush=True)
     try:
         signal.pause()
     except KeyboardInterrupt:

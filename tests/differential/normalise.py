@@ -1,0 +1,109 @@
+"""The differential suite's normalisation, written down once: what may differ between two correct brokers.
+
+Each broker's answers go through its own `Normaliser`, which names what is its own choice logically, in
+order of first appearance within a scenario ("node:0", "topic-id:0", ...), so the same structure compares
+equal whatever the actual values:
+
+- cluster id; the finalized features epoch (Kafka's is the offset its metadata log has reached)
+- node ids (in every field that holds one), hosts and ports
+- topic ids (the zero UUID stays as it is), member ids (the client-id prefix is kept), producer ids, fetch
+  session ids
+- timestamps within TIMESTAMP_TOLERANCE_MS of when the step ran (a pinned timestamp compares exactly)
+- throttle time
+- this run's unique names (vars) back to ${name}
+- the order of arrays Kafka fills from a hash map (UNORDERED)
+
+Everything else is compared exactly: error codes and messages, nullability, tagged fields, record bytes.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+#: Fields that hold a node id (>= 0 is normalised; -1 "none" stays).
+NODE_ID_FIELDS = frozenset({
+    "node_id", "leader_id", "controller_id", "broker_id", "coordinator_id", "replica_nodes", "isr_nodes",
+    "offline_replicas", "eligible_leader_replicas", "last_known_elr", "preferred_read_replica",
+})
+TIMESTAMP_TOLERANCE_MS = 10 * 60 * 1000
+ZERO_UUID = "AAAAAAAAAAAAAAAAAAAAAA"
+#: (API, array path without indices) -> the field its entries are sorted by: arrays whose order Kafka takes
+#: from a hash map.
+UNORDERED: dict[tuple[str, str], str] = {
+    ("ApiVersions", "supported_features"): "name",
+    ("ApiVersions", "finalized_features"): "name",
+    ("Metadata", "brokers"): "node_id",
+    ("Metadata", "topics"): "name",
+}
+_MEMBER_ID = re.compile(r"^(.*)-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$|^(.*)-[A-Za-z0-9_-]{22}$")
+
+
+class Normaliser:
+    """Normalises one broker's answers within one scenario; logical names persist across its steps."""
+
+    def __init__(self, names: dict[str, str]) -> None:
+        self.names = names  # var -> this run's value
+        self._logical: dict[tuple[str, Any], str] = {}
+
+    def logical(self, kind: str, value: Any) -> str:
+        """The logical name of `value` among the `kind` values seen so far ("node:0", "node:1", ...)."""
+        key = (kind, value)
+        if key not in self._logical:
+            self._logical[key] = f"{kind}:{sum(1 for k, _ in self._logical if k == kind)}"
+        return self._logical[key]
+
+    def answer(self, api: str, response: dict[str, Any], sent_at_ms: int) -> dict[str, Any]:
+        """A normalised copy of one decoded answer (plain values, see scenario.plain)."""
+        result = self._walk(api, "", None, response, sent_at_ms)
+        assert isinstance(result, dict)
+        return result
+
+    def _walk(self, api: str, path: str, name: str | None, value: Any, now_ms: int) -> Any:
+        if isinstance(value, dict):
+            return {key: self._walk(api, f"{path}.{key}" if path else key, key, item, now_ms)
+                    for key, item in value.items()}
+        if isinstance(value, list):
+            items = [self._walk(api, path, name, item, now_ms) for item in value]
+            key = UNORDERED.get((api, path))
+            if key is not None:
+                items.sort(key=lambda item: str(item.get(key)) if isinstance(item, dict) else str(item))
+            return items
+        return self._field(name, value, now_ms)
+
+    def _field(self, name: str | None, value: Any, now_ms: int) -> Any:
+        if value is None or name is None:
+            return value
+        if name == "throttle_time_ms":
+            return "<throttle>"
+        if name == "cluster_id":
+            return "<cluster>"
+        if name == "finalized_features_epoch" and isinstance(value, int) and value >= 0:
+            return "<metadata offset>"  # Kafka's is its metadata log's offset, which grows all the time
+        if name in NODE_ID_FIELDS and isinstance(value, int) and value >= 0:
+            return self.logical("node", value)
+        if name == "host":
+            return "<host>"
+        if name == "port":
+            return "<port>"
+        if name == "topic_id" and value != ZERO_UUID:
+            return self.logical("topic-id", value)
+        if name == "producer_id" and isinstance(value, int) and value >= 0:
+            return self.logical("producer", value)
+        if name == "session_id" and isinstance(value, int) and value != 0:
+            return self.logical("session", value)
+        if name == "member_id" and isinstance(value, str) and value:
+            match = _MEMBER_ID.match(value)
+            prefix = (match.group(1) or match.group(2)) if match else None
+            member = self.logical("member", value)
+            return f"{prefix}-<{member}>" if prefix is not None else f"<{member}>"
+        if _is_time(name) and isinstance(value, int) and abs(value - now_ms) <= TIMESTAMP_TOLERANCE_MS:
+            return "<now>"
+        if isinstance(value, str):
+            for var, actual in self.names.items():
+                value = value.replace(actual, "${" + var + "}")
+        return value
+
+
+def _is_time(name: str) -> bool:
+    return name.endswith(("_time_ms", "_timestamp", "_timestamp_ms")) or name == "timestamp"

@@ -1,0 +1,266 @@
+"""Scenarios of the differential suite: steps read from JSON files, sent to one broker over the wire.
+
+A scenario file (tests/differential/scenarios/<name>.json) holds:
+
+    {"description": "what it checks",
+     "vars": {"topic": "diff-metadata"},          # names made unique per run from these prefixes
+     "xfail": "why the whole scenario is expected to differ (optional)",
+     "steps": [{"name": "create",                   # unique in the scenario: the ledger's key
+                "api": "CreateTopics", "version": 7,
+                "connection": "main",               # optional; one TCP connection per name
+                "request": {...},                   # fields in snake_case, as the codec names them
+                "capture": {"topic_id": "topics[0].topic_id"},   # values for later steps, per broker
+                "until": {"path": "topics[0].error_code", "equals": 0, "timeout_s": 60},
+                "expect": "answer"}]}               # or "closed": the broker closes the connection
+
+In a request, "${name}" is replaced by a var or an earlier capture (the value itself when it is the whole
+string); {"$batch": {...}} is a record batch built with minibroker.protocol.records.build_batch (records as
+[key, value] strings, timestamps pinned by the scenario) and {"$hex": "..."} raw bytes. Both brokers get
+the same requests; both answers are decoded with the same codec at the same version.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from minibroker.protocol import records
+from minibroker.protocol.messages import REQUESTS
+from minibroker.testing.wire import WireClient
+
+SCENARIOS = Path(__file__).resolve().parent / "scenarios"
+#: Kafka's API names (ApiKeys, in CamelCase as its JSON files name them) to the request classes.
+API_CLASSES: dict[str, Any] = {cls.__name__.removesuffix("Request"): cls for cls in REQUESTS.values()}
+DEFAULT_UNTIL_TIMEOUT_S = 60.0
+UNTIL_POLL_S = 0.2
+_PLACEHOLDER = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_PATH_PART = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)|\[(\d+)\]|\[([a-z_]+)=([^\]]*)\]")
+
+
+@dataclass
+class Step:
+    """One request of a scenario."""
+
+    name: str
+    api: str
+    version: int
+    request: dict[str, Any]
+    connection: str = "main"
+    capture: dict[str, str] = field(default_factory=dict)
+    until: dict[str, Any] | None = None
+    expect: str = "answer"
+
+    @property
+    def api_key(self) -> int:
+        return int(API_CLASSES[self.api].API_KEY)
+
+
+@dataclass
+class Scenario:
+    """A named list of steps and the vars they use."""
+
+    name: str
+    description: str
+    steps: list[Step]
+    vars: dict[str, str] = field(default_factory=dict)
+    xfail: str | None = None
+
+    @classmethod
+    def load(cls, path: Path) -> Scenario:
+        data = json.loads(path.read_text())
+        steps = [Step(**step) for step in data["steps"]]
+        names = [step.name for step in steps]
+        if len(set(names)) != len(names):
+            raise ValueError(f"{path.name}: step names must be unique: {names}")
+        for step in steps:
+            if step.api not in API_CLASSES:
+                raise ValueError(f"{path.name}: step {step.name}: unknown API {step.api!r}")
+            if step.expect not in ("answer", "closed"):
+                raise ValueError(f"{path.name}: step {step.name}: expect is 'answer' or 'closed'")
+        return cls(path.stem, data.get("description", ""), steps, data.get("vars", {}), data.get("xfail"))
+
+    def make_vars(self) -> dict[str, str]:
+        """This run's values of the vars: the prefix and a random suffix, so reruns against the same
+        reference broker never meet an earlier run's topics (normalisation maps them back to ${name})."""
+        suffix = uuid.uuid4().hex[:8]
+        return {name: f"{prefix}-{suffix}" for name, prefix in self.vars.items()}
+
+
+def all_scenarios() -> list[Scenario]:
+    return [Scenario.load(path) for path in sorted(SCENARIOS.glob("*.json"))]
+
+
+@dataclass
+class Answer:
+    """What one broker answered to one step: the decoded response as plain values, or that it closed."""
+
+    step: Step
+    response: dict[str, Any] | None
+    closed: bool
+    sent_at_ms: int  # wall clock when the (last) request was sent: timestamps are normalised around it
+    attempts: int = 1
+
+
+def run(scenario: Scenario, host: str, port: int, names: dict[str, str]) -> list[Answer]:
+    """Run every step against the broker at host:port; `names` are this run's vars."""
+    values: dict[str, Any] = dict(names)
+    connections: dict[str, WireClient] = {}
+    answers = []
+    try:
+        for step in scenario.steps:
+            answers.append(_run_step(step, host, port, values, connections))
+    finally:
+        for wire in connections.values():
+            wire.close()
+    return answers
+
+
+def _run_step(step: Step, host: str, port: int, values: dict[str, Any],
+              connections: dict[str, WireClient]) -> Answer:
+    request_class = API_CLASSES[step.api]
+    deadline = time.monotonic() + float((step.until or {}).get("timeout_s", DEFAULT_UNTIL_TIMEOUT_S))
+    attempts = 0
+    while True:
+        attempts += 1
+        if step.connection not in connections:
+            connections[step.connection] = WireClient(host, port, client_id=f"differential-{step.connection}")
+        wire = connections[step.connection]
+        request = build(request_class, substitute(step.request, values))
+        sent_at_ms = int(time.time() * 1000)
+        if step.expect == "closed":
+            wire.send_raw(wire.encode_request(request, step.version))
+            closed = wire.is_closed_by_peer(timeout=10.0)
+            del connections[step.connection]
+            wire.close()
+            return Answer(step, None, closed, sent_at_ms, attempts)
+        try:
+            response = wire.request(request, step.version)
+        except ConnectionError:
+            del connections[step.connection]
+            wire.close()
+            return Answer(step, None, True, sent_at_ms, attempts)
+        answer = plain(response, step.version)
+        if step.until is None or lookup(answer, step.until["path"]) == step.until["equals"] \
+                or time.monotonic() >= deadline:
+            break
+        time.sleep(UNTIL_POLL_S)  # Kafka's asynchronous steps: poll, bounded by the deadline
+    for name, path in step.capture.items():
+        values[name] = lookup(response, path)  # as decoded: the codec encodes it back as it is
+    return Answer(step, answer, False, sent_at_ms, attempts)
+
+
+# --- requests ------------------------------------------------------------------------------------
+
+def substitute(value: Any, values: dict[str, Any]) -> Any:
+    """`value` with ${name} placeholders replaced; a whole-string placeholder becomes the value itself."""
+    if isinstance(value, str):
+        whole = _PLACEHOLDER.fullmatch(value)
+        if whole:
+            return values[whole.group(1)]
+        return _PLACEHOLDER.sub(lambda m: str(values[m.group(1)]), value)
+    if isinstance(value, list):
+        return [substitute(item, values) for item in value]
+    if isinstance(value, dict):
+        return {key: substitute(item, values) for key, item in value.items()}
+    return value
+
+
+def build(data_class: Any, fields: dict[str, Any]) -> Any:
+    """A message or struct of `data_class` from plain values, nested structs included."""
+    struct_fields = data_class._struct.fields
+    kwargs = {}
+    for name, value in fields.items():
+        if name not in struct_fields:
+            raise ValueError(f"{data_class.__name__} has no field {name!r} (fields: {list(struct_fields)})")
+        spec = struct_fields[name]
+        if spec.is_struct() and value is not None:
+            kwargs[name] = build(getattr(data_class, spec.type_str), value)
+        elif spec.is_struct_array() and value is not None:
+            kwargs[name] = [build(getattr(data_class, spec.type_str), item) for item in value]
+        else:
+            kwargs[name] = _scalar(value)
+    return data_class(**kwargs)
+
+
+def _scalar(value: Any) -> Any:
+    if isinstance(value, dict) and len(value) == 1:
+        (kind, spec), = value.items()
+        if kind == "$hex":
+            return bytes.fromhex(spec)
+        if kind == "$batch":
+            spec = dict(spec)
+            pairs = [(_utf8(key), _utf8(val)) for key, val in spec.pop("records")]
+            return records.build_batch(pairs, **spec)
+    if isinstance(value, dict):
+        raise ValueError(f"not a request value: {value!r}")
+    return value
+
+
+def _utf8(value: str | None) -> bytes | None:
+    return None if value is None else value.encode()
+
+
+# --- answers -------------------------------------------------------------------------------------
+
+def plain(message: Any, version: int) -> dict[str, Any]:
+    """A decoded message as JSON values: every field of `version` (tagged ones too), UUIDs in Kafka's
+    base64 form, bytes as "hex:...", and `_tags` listing the tagged fields that were on the wire."""
+    out: dict[str, Any] = {}
+    for spec in message._struct._fields:
+        if not spec.for_version_q(version):
+            continue
+        value = getattr(message, spec.name)
+        if value is None:
+            out[spec.name] = None
+        elif spec.is_struct():
+            out[spec.name] = plain(value, version)
+        elif spec.is_struct_array():
+            out[spec.name] = [plain(item, version) for item in value]
+        else:
+            out[spec.name] = _plain_value(value)
+    if message.tags:
+        out["_tags"] = sorted(message.tags)
+    if message.unknown_tags:
+        out["_unknown_tags"] = {str(tag): _plain_value(raw) for tag, raw in sorted(message.unknown_tags.items())}
+    return out
+
+
+def _plain_value(value: Any) -> Any:
+    if isinstance(value, uuid.UUID):
+        return kafka_uuid(value)
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return "hex:" + bytes(value).hex()
+    if isinstance(value, (list, tuple)):
+        return [_plain_value(item) for item in value]
+    return value
+
+
+def kafka_uuid(value: uuid.UUID) -> str:
+    """A UUID as Kafka prints it (Uuid.toString: URL-safe base64 without padding)."""
+    return base64.urlsafe_b64encode(value.bytes).rstrip(b"=").decode()
+
+
+def lookup(data: Any, path: str) -> Any:
+    """The value at `path` ("topics[0].partitions[partition_index=0].error_code") in plain values or a decoded
+    message; None where it is missing."""
+    for part in path.split("."):
+        for name, index, key, wanted in _PATH_PART.findall(part):
+            if data is None:
+                return None
+            if name:
+                data = _get(data, name)
+            elif index:
+                data = data[int(index)] if isinstance(data, list) and int(index) < len(data) else None
+            else:
+                data = next((item for item in data or () if str(_get(item, key)) == wanted), None)
+    return data
+
+
+def _get(data: Any, name: str) -> Any:
+    return data.get(name) if isinstance(data, dict) else getattr(data, name, None)
