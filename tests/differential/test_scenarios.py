@@ -18,7 +18,8 @@ from .compare import answer_differences, judge, load_ledger
 from .normalise import Normaliser
 from .scenario import Scenario, all_scenarios, lookup, run
 
-pytestmark = pytest.mark.reference
+# the first test also starts the reference: storage format and JVM start are bounded at 120 s each
+pytestmark = [pytest.mark.reference, pytest.mark.timeout(600)]
 
 
 @pytest.fixture(scope="module")
