@@ -4,7 +4,9 @@ HOST ?= 127.0.0.1
 PORT ?= 9092
 VENV := .venv
 PY := $(VENV)/bin/python
-SOURCES := pyproject.toml setup.py minibroker/core/_validator_speedups.c
+SOURCES := pyproject.toml requirements/test-lock.txt setup.py minibroker/core/_validator_speedups.c
+# the exact versions installed; pyproject.toml has the ranges
+LOCK := requirements/test-lock.txt
 # One venv, two stamps: the broker alone, and everything the tests need (the broker included).
 SERVE_STAMP := $(VENV)/.installed-serve
 TEST_STAMP := $(VENV)/.installed-test
@@ -16,11 +18,11 @@ $(PY):
 	$(PY) -m pip install --quiet --upgrade pip
 
 $(SERVE_STAMP): $(SOURCES) | $(PY)
-	$(PY) -m pip install --quiet -e .
+	$(PY) -m pip install --quiet -c $(LOCK) -e .
 	touch $@
 
 $(TEST_STAMP): $(SOURCES) | $(PY)
-	$(PY) -m pip install --quiet -e '.[test,spark]'
+	$(PY) -m pip install --quiet -c $(LOCK) -e '.[test,spark]'
 	touch $@ $(SERVE_STAMP)
 
 install: $(TEST_STAMP)
@@ -41,7 +43,7 @@ lint: $(TEST_STAMP)
 	$(PY) -m mypy
 
 bench: test-deps
-	$(PY) -m pip install --quiet -e '.[bench]'
+	$(PY) -m pip install --quiet -c $(LOCK) -e '.[bench]'
 	$(PY) bench/produce.py
 	$(PY) bench/consume.py
 	$(PY) bench/plot.py
@@ -52,14 +54,14 @@ bench-fixtures: test-deps
 
 # The KIP-1269 experiment: RTT 0/20/100 ms x in-flight 1/5/10/20 through a latency proxy (about 3 minutes).
 bench-rtt: $(SERVE_STAMP)
-	$(PY) -m pip install --quiet -e '.[bench]'
+	$(PY) -m pip install --quiet -c $(LOCK) -e '.[bench]'
 	$(PY) bench/kip1269_rtt.py
 
 # KIP-758 beside KIP-1269: producer-state memory, throughput at RTT 0/20/100 ms, exactly-once under faults and
 # what each client reports for DUPLICATE_SEQUENCE_NUMBER (about 5 minutes; the Java, Python and KafkaJS clients).
 .PHONY: bench-kip758
 bench-kip758: test-deps
-	$(PY) -m pip install --quiet -e '.[bench]'
+	$(PY) -m pip install --quiet -c $(LOCK) -e '.[bench]'
 	$(PY) bench/kip758_vs_kip1269.py
 
 clean:
