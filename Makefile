@@ -14,14 +14,17 @@ TEST_STAMP := $(VENV)/.installed-test
 .PHONY: serve test install test-deps lint bench bench-fixtures bench-rtt clean
 
 $(PY):
+	@echo "make: creating the virtualenv $(VENV)"
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 
 $(SERVE_STAMP): $(SOURCES) | $(PY)
+	@echo "make: installing minibroker into $(VENV) (pip, pinned by $(LOCK))"
 	$(PY) -m pip install --quiet -c $(LOCK) -e .
 	touch $@
 
 $(TEST_STAMP): $(SOURCES) | $(PY)
+	@echo "make: installing minibroker with its test and spark extras into $(VENV) (pip, pinned by $(LOCK); PySpark is about 1 GB, a few minutes)"
 	$(PY) -m pip install --quiet -c $(LOCK) -e '.[test,spark]'
 	touch $@ $(SERVE_STAMP)
 
@@ -34,6 +37,7 @@ test-deps: $(TEST_STAMP)
 	PYTHON=$(PY) bash scripts/install-test-deps.sh
 
 test: test-deps
+	@echo "make: ruff, mypy, then the whole suite"
 	$(PY) -m ruff check minibroker tests bench
 	$(PY) -m mypy
 	$(PY) -m pytest -q
