@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import logging
 import os
 import signal
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -39,6 +40,46 @@ def version() -> str:
         return __version__
 
 
+class _FromEnvironment(str):
+    """A flag's default taken from an environment variable, so that an error about it names the variable."""
+
+    variable: str
+
+    def __new__(cls, variable: str, value: str) -> _FromEnvironment:
+        text = super().__new__(cls, value)
+        text.variable = variable
+        return text
+
+
+class _VariableError(Exception):
+    """A bad value from the environment (argparse would blame the flag)."""
+
+
+def _from_env(env: Mapping[str, str], variable: str, default: str | None = None) -> str | None:
+    value = env.get(variable)
+    return default if value is None else _FromEnvironment(variable, value)
+
+
+def _source(value: object, flag: str) -> str:
+    """Where a value came from, to name in an error: its variable and value, or the flag."""
+    return f"{value.variable}={value}" if isinstance(value, _FromEnvironment) else flag
+
+
+def _checked(convert: Callable[[str], Any]) -> Callable[[str], Any]:
+    """An argparse type whose errors about an environment variable's value name the variable."""
+
+    def checked(text: str) -> Any:
+        try:
+            return convert(text)
+        except argparse.ArgumentTypeError as exc:
+            if isinstance(text, _FromEnvironment):
+                raise _VariableError(f"{text.variable}={text}: {exc}") from None
+            raise
+
+    checked.__name__ = convert.__name__
+    return checked
+
+
 class _ArgumentParser(argparse.ArgumentParser):
     """Errors in one line on stderr, exit code 2."""
 
@@ -58,13 +99,13 @@ class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
 def _log_level(text: str) -> str:
     level = text.strip().upper()
     if level not in LOG_LEVELS:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a log level: choose one of {', '.join(LOG_LEVELS)}")
+        raise argparse.ArgumentTypeError(f"{str(text)!r} is not a log level: choose one of {', '.join(LOG_LEVELS)}")
     return level
 
 
 def _port(text: str) -> int:
     if not text.strip().isdigit() or int(text) > 65535:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a port (0-65535)")
+        raise argparse.ArgumentTypeError(f"{str(text)!r} is not a port (0-65535)")
     return int(text)
 
 
@@ -80,20 +121,20 @@ def parse_args(argv: list[str] | None = None, environ: Mapping[str, str] | None 
         description="Run a broker until SIGINT or SIGTERM. When it listens it prints one JSON line on stdout "
                     '({"event": "ready", "bootstrap_servers": ..., "nodes": [...], ...}); logs go to stderr.',
         epilog="Environment: MINIBROKER_HOST, MINIBROKER_PORT, MINIBROKER_ADVERTISED_HOST, "
-               "MINIBROKER_ADVERTISED_LISTENERS and MINIBROKER_LOG_LEVEL give the defaults of the flags of the "
-               "same names; a flag on the command line wins.")
-    serve.add_argument("--host", default=env.get("MINIBROKER_HOST", "127.0.0.1"),
+               "MINIBROKER_ADVERTISED_LISTENERS, MINIBROKER_LOG_LEVEL and MINIBROKER_READY_FILE give the defaults "
+               "of the flags of the same names; a flag on the command line wins.")
+    serve.add_argument("--host", default=_from_env(env, "MINIBROKER_HOST", "127.0.0.1"),
                        help="address to listen on; 0.0.0.0 for every interface (env MINIBROKER_HOST)")
-    serve.add_argument("--port", type=_port, default=env.get("MINIBROKER_PORT", "9092"),
+    serve.add_argument("--port", type=_checked(_port), default=_from_env(env, "MINIBROKER_PORT", "9092"),
                        help="port to listen on; 0 picks a free one (env MINIBROKER_PORT)")
     serve.add_argument("--nodes", type=int, default=1,
                        help="simulated nodes in one process, on consecutive ports from --port")
     serve.add_argument("--ports", help="explicit comma-separated ports, one per node (overrides --port/--nodes)")
-    serve.add_argument("--advertised-host", metavar="HOST", default=env.get("MINIBROKER_ADVERTISED_HOST"),
+    serve.add_argument("--advertised-host", metavar="HOST", default=_from_env(env, "MINIBROKER_ADVERTISED_HOST"),
                        help="the host Metadata gives clients for every node, each with its own port (default: "
                             "--host, or localhost when --host is 0.0.0.0 or ::) (env MINIBROKER_ADVERTISED_HOST)")
     serve.add_argument("--advertised-listeners", metavar="HOST:PORT[,HOST:PORT...]",
-                       default=env.get("MINIBROKER_ADVERTISED_LISTENERS"),
+                       default=_from_env(env, "MINIBROKER_ADVERTISED_LISTENERS"),
                        help="the address Metadata gives clients for each node, e.g. a proxy in front of the "
                             "broker; overrides --advertised-host (env MINIBROKER_ADVERTISED_LISTENERS)")
     serve.add_argument("--as-version", default="latest", metavar="RELEASE",
@@ -117,10 +158,15 @@ def parse_args(argv: list[str] | None = None, environ: Mapping[str, str] | None 
     serve.add_argument("--control-port", type=int, metavar="PORT",
                        help="testing aid: serve test control (hold, fail, delay, drop, move leaders, count "
                             "in-flight Produce) on this port, 0 for any free one (see minibroker/testing/control.py)")
-    serve.add_argument("--ready-file", type=Path, metavar="PATH",
+    serve.add_argument("--ready-file", metavar="PATH", default=_from_env(env, "MINIBROKER_READY_FILE"),
                        help="once listening, also write the JSON ready line to PATH (atomically: PATH.tmp, "
-                            "then renamed); nothing removes it on exit")
-    serve.add_argument("--log-level", type=_log_level, default=env.get("MINIBROKER_LOG_LEVEL", "INFO"),
+                            "then renamed); one left from an earlier run is removed at start-up, nothing removes "
+                            "it on exit; `minibroker check` reads it (env MINIBROKER_READY_FILE)")
+    serve.add_argument("--stop-on-stdin-close", action="store_true",
+                       help="stop when standard input closes: a parent that holds its pipe takes the broker down "
+                            "with it, however the parent ends (start_broker() in minibroker/testing/process.py)")
+    serve.add_argument("--log-level", type=_checked(_log_level),
+                       default=_from_env(env, "MINIBROKER_LOG_LEVEL", "INFO"),
                        metavar="{" + ",".join(LOG_LEVELS) + "}",
                        help="logging threshold, any case; DEBUG logs every connection and request "
                             "(env MINIBROKER_LOG_LEVEL)")
@@ -129,22 +175,50 @@ def parse_args(argv: list[str] | None = None, environ: Mapping[str, str] | None 
         description="Send an ApiVersions request; exit 0 when the broker answers without error, 1 otherwise "
                     "(with the reason on stderr).")
     check.add_argument("address", nargs="?", metavar="HOST:PORT",
-                       default=f"127.0.0.1:{env.get('MINIBROKER_PORT', '9092')}",
-                       help="the broker to ask (the port from env MINIBROKER_PORT)")
+                       help="the broker to ask (default: the first node's address in the ready file "
+                            "MINIBROKER_READY_FILE names, once it exists, else 127.0.0.1 on MINIBROKER_PORT or 9092)")
     check.add_argument("--timeout", type=float, default=CHECK_TIMEOUT_S, metavar="SECONDS",
                        help="give up after this long")
-    return parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+        if args.command == "check" and args.address is None:
+            args.address = _check_address(env)
+    except _VariableError as exc:
+        parser.exit(2, f"{parser.prog}: error: {exc}\n")
+    return args
+
+
+def _check_address(env: Mapping[str, str]) -> str:
+    """`check`'s broker: the first node's from the ready file once it exists (so a port given on serve's command
+    line is followed), else 127.0.0.1 on MINIBROKER_PORT."""
+    ready_file = _from_env(env, "MINIBROKER_READY_FILE")
+    if ready_file:
+        try:
+            node = json.loads(Path(ready_file).read_text())["nodes"][0]
+        except FileNotFoundError:
+            node = None  # not ready yet, or never started with it
+        except (OSError, ValueError, KeyError, IndexError, TypeError) as exc:
+            raise _VariableError(f"{_source(ready_file, '')}: not a ready file: {exc}") from None
+        if node is not None:
+            # the PLAINTEXT listener where a node has several: check speaks neither TLS nor SASL
+            listeners = node.get("listeners") or [node]
+            listener = next((e for e in listeners if e.get("security_protocol", "PLAINTEXT") == "PLAINTEXT"),
+                            listeners[0])
+            host = {"0.0.0.0": "127.0.0.1", "": "127.0.0.1", "::": "::1"}.get(listener["host"], listener["host"])
+            return f"[{host}]:{listener['port']}" if ":" in host else f"{host}:{listener['port']}"
+    port = _from_env(env, "MINIBROKER_PORT", "9092")
+    return f"127.0.0.1:{_checked(_port)(port or '9092')}"
 
 
 def _parse_listeners(spec: str | None) -> list[tuple[str, int]] | None:
-    """`host:port,host:port` into pairs; ValueError names the bad entry."""
+    """`host:port,host:port` into pairs; ValueError names the bad entry (and the variable it came from)."""
     if spec is None:
         return None
     listeners = []
     for item in spec.split(","):
         host, sep, port = item.strip().rpartition(":")
         if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
-            raise ValueError(f"--advertised-listeners: {item!r} is not HOST:PORT")
+            raise ValueError(f"{_source(spec, '--advertised-listeners')}: {item!r} is not HOST:PORT")
         listeners.append((host, int(port)))
     return listeners
 
@@ -184,15 +258,31 @@ def make_broker(args: argparse.Namespace, configs: dict[str, str]) -> Broker:
                   as_version=args.as_version, node_releases=_parse_node_profiles(args.node_profile))
 
 
-def _log_start(broker: Broker, configs: dict[str, str], control_port: int | None) -> None:
-    """At INFO: every listener, the control port, and the configs that differ from their defaults."""
+def _speaks_as(release_name: str) -> str:
+    """A node's protocol profile in words (apis/releases.py)."""
+    if release(release_name).api_ranges is None:
+        return f"{release_name} (every version minibroker serves, with KIP-1269)"
+    return f"Kafka {release_name}"
+
+
+def _log_start(broker: Broker, configs: dict[str, str], control_port: int | None, faults: list[str]) -> None:
+    """At INFO: every node with its release and every listener, the control port, the start-up faults, and the
+    configs that differ from their defaults."""
     first = broker.cluster.nodes[0]
     log.info("minibroker listening on %s:%d", first.bind_host, first.bind_port)  # start_broker waits for it
     for node in broker.cluster.nodes:
-        log.info("minibroker node %d listening on %s:%d, advertised as %s:%d",
-                 node.node_id, node.bind_host, node.bind_port, node.host, node.port)
+        log.info("minibroker node %d listening on %s:%d, advertised as %s:%d, speaks as %s",
+                 node.node_id, node.bind_host, node.bind_port, node.host, node.port, _speaks_as(node.release))
+        if len(node.endpoints) > 1:
+            for endpoint in node.endpoints:
+                log.info("minibroker node %d listener %s (%s) on %s:%d, advertised as %s:%d", node.node_id,
+                         endpoint.listener, endpoint.security_protocol, endpoint.bind_host, endpoint.bind_port,
+                         endpoint.host, endpoint.port)
     if control_port is not None:
         log.info("minibroker control listening on %s:%d", broker.host, control_port)
+    if faults:
+        # they act on every matching request until the broker stops; control's clear() keeps them
+        log.info("minibroker faults from --fault: %s", ", ".join(faults))
     config = broker.cluster.config
     changed = []
     for name in configs:
@@ -209,10 +299,13 @@ def _log_start(broker: Broker, configs: dict[str, str], control_port: int | None
 
 
 def ready_event(broker: Broker, control_port: int | None = None, ca_path: Path | None = None) -> dict[str, Any]:
-    """The ready signal: where clients connect, each node's bind and advertised address, the control port
-    (and with --generate-certificates the CA clients trust)."""
+    """The ready signal: where clients connect, each node's bind and advertised address and release, the control
+    port (and with --generate-certificates the CA clients trust)."""
+    nodes = broker.listeners()
+    for entry, node in zip(nodes, broker.cluster.nodes, strict=True):
+        entry["release"] = node.release
     event = {"event": "ready", "pid": os.getpid(), "bootstrap_servers": broker.bootstrap_servers,
-             "nodes": broker.listeners(), "control_port": control_port, "version": version()}
+             "nodes": nodes, "control_port": control_port, "version": version()}
     if ca_path is not None:
         event["ca_path"] = str(ca_path)
     return event
@@ -254,11 +347,11 @@ async def _serve(args: argparse.Namespace, configs: dict[str, str], broker: Brok
         control_server = await serve_control(control, broker.host, args.control_port)
         control_port = control_server.sockets[0].getsockname()[1]
     try:
-        _log_start(broker, configs, control_port)
+        _log_start(broker, configs, control_port, args.fault)
         ca_path = args.generate_certificates / "ca.pem" if args.generate_certificates is not None else None
         line = json.dumps(ready_event(broker, control_port, ca_path))
         if args.ready_file is not None:
-            _write_ready_file(args.ready_file, line + "\n")
+            _write_ready_file(Path(args.ready_file), line + "\n")
         print(line, flush=True)
     except OSError as exc:
         log.error("minibroker cannot report that it is ready: %s", exc)
@@ -268,12 +361,33 @@ async def _serve(args: argparse.Namespace, configs: dict[str, str], broker: Brok
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
+    if args.stop_on_stdin_close:
+        _stop_on_stdin_close(loop, stop)
     await stop.wait()
     if control_server is not None:
         control_server.close()
     await broker.stop()
     log.info("minibroker stopped")
     return 0
+
+
+def _stop_on_stdin_close(loop: asyncio.AbstractEventLoop, stop: asyncio.Event) -> None:
+    """Set `stop` once standard input reaches its end (what it carries is read and dropped)."""
+    fd = sys.stdin.fileno()
+
+    def readable() -> None:
+        try:
+            data = os.read(fd, 65536)
+        except BlockingIOError:
+            return
+        except OSError:
+            data = b""
+        if not data:
+            log.info("minibroker standard input closed: stopping")
+            loop.remove_reader(fd)
+            stop.set()
+
+    loop.add_reader(fd, readable)
 
 
 def _check(address: str, timeout: float) -> int:
@@ -317,6 +431,10 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     logging.basicConfig(level=args.log_level, stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    if args.ready_file is not None:
+        # one left by an earlier run would tell `check` and scripts of a broker that is not there
+        with contextlib.suppress(OSError):
+            Path(args.ready_file).unlink()
     try:
         configs = _collect_configs(args)
         if args.generate_certificates is not None:
@@ -338,9 +456,11 @@ def main(argv: list[str] | None = None) -> int:
         listeners = _parse_listeners(args.advertised_listeners)
         node_count = len(args.ports.split(",")) if args.ports else args.nodes
         if listeners is not None and len(listeners) != node_count:
-            raise ValueError(f"--advertised-listeners lists {len(listeners)} addresses for {node_count} nodes")
-        if args.ready_file is not None and not args.ready_file.parent.is_dir():
-            raise ValueError(f"--ready-file: no directory {str(args.ready_file.parent)!r}")
+            raise ValueError(f"{_source(args.advertised_listeners, '--advertised-listeners')} lists "
+                             f"{len(listeners)} addresses for {node_count} nodes")
+        if args.ready_file is not None and not Path(args.ready_file).parent.is_dir():
+            raise ValueError(f"{_source(args.ready_file, '--ready-file')}: no directory "
+                             f"{str(Path(args.ready_file).parent)!r}")
         broker = make_broker(args, configs)  # listeners, keystores and SASL settings are checked here
     except ValueError as exc:
         print(f"minibroker: refusing to start: {exc}", file=sys.stderr)

@@ -201,7 +201,7 @@ def test_bad_log_level_is_one_line_and_exit_code_2(env):
     assert result.returncode == 2
     assert "Traceback" not in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1, result.stderr
-    assert "--log-level" in result.stderr and "LOUD" in result.stderr
+    assert ("MINIBROKER_LOG_LEVEL=LOUD" if env else "--log-level") in result.stderr and "LOUD" in result.stderr
     assert "DEBUG" in result.stderr  # says what is valid
 
 
@@ -282,3 +282,88 @@ def test_check_rejects_a_bad_address():
     result = minibroker("check", "nowhere:port")
     assert result.returncode == 2
     assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+
+
+# -- what the start-up says: each node's release, every listener ------------------------------------------------
+
+
+def test_start_up_lines_and_ready_line_name_each_nodes_release_and_every_listener():
+    process = start_serve("--nodes", "2", "--node-profile", "1=3.9", "--as-version", "4.2",
+                          "--set", "listeners=INTERNAL://127.0.0.1:0,EXTERNAL://127.0.0.1:0",
+                          "--set", "listener.security.protocol.map=INTERNAL:PLAINTEXT,EXTERNAL:PLAINTEXT")
+    try:
+        nodes = process.ready["nodes"]
+    finally:
+        process.stop()
+    assert [node["release"] for node in nodes] == ["4.2", "3.9"]
+    log = process.stderr()
+    for node, release in zip(nodes, ("Kafka 4.2", "Kafka 3.9"), strict=True):
+        assert (f"minibroker node {node['node_id']} listening on 127.0.0.1:{node['port']}, advertised as "
+                f"127.0.0.1:{node['advertised_port']}, speaks as {release}") in log, log
+        for listener in node["listeners"]:
+            assert (f"minibroker node {node['node_id']} listener {listener['name']} (PLAINTEXT) on "
+                    f"127.0.0.1:{listener['port']}, advertised as 127.0.0.1:{listener['advertised_port']}") in log, log
+
+
+def test_the_latest_release_says_what_it_is():
+    process = start_serve("--host", "127.0.0.1", "--port", "0")
+    process.stop()
+    assert process.ready["nodes"][0]["release"] == "latest"
+    assert ", speaks as latest (every version minibroker serves, with KIP-1269)" in process.stderr()
+
+
+# -- errors that come from the environment name the variable -------------------------------------------------------
+
+
+@pytest.mark.parametrize(("variable", "value", "said"), [
+    ("MINIBROKER_PORT", "ninety", "'ninety' is not a port (0-65535)"),
+    ("MINIBROKER_LOG_LEVEL", "LOUD", "'LOUD' is not a log level"),
+    ("MINIBROKER_ADVERTISED_LISTENERS", "nowhere", "'nowhere' is not HOST:PORT"),
+])
+def test_a_bad_environment_variable_is_named_in_one_line(variable, value, said):
+    port = () if variable == "MINIBROKER_PORT" else ("--port", "0")  # a flag would win over the variable
+    result = minibroker("serve", *port, env=clean_env(**{variable: value}))
+    assert result.returncode == 2
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert f"{variable}={value}" in result.stderr and said in result.stderr, result.stderr
+    assert "--port" not in result.stderr.replace("(see minibroker serve --help)", "")
+    assert "--log-level" not in result.stderr and "--advertised-listeners" not in result.stderr
+
+
+def test_check_names_a_bad_port_variable():
+    result = minibroker("check", env=clean_env(MINIBROKER_PORT="ninety"))
+    assert result.returncode == 2
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert "MINIBROKER_PORT=ninety" in result.stderr, result.stderr
+
+
+# -- the ready file: what `check` reads, never stale ----------------------------------------------------------------
+
+
+def test_check_without_an_address_asks_the_broker_its_ready_file_names(tmp_path):
+    ready_file = tmp_path / "ready.json"
+    env = clean_env(MINIBROKER_READY_FILE=str(ready_file), MINIBROKER_PORT=str(free_port()))
+    process = start_serve("--host", "127.0.0.1", "--port", "0", env=env)
+    try:
+        assert json.loads(ready_file.read_text()) == process.ready
+        result = minibroker("check", env=env)
+        assert result.returncode == 0, result.stderr
+        assert f"127.0.0.1:{process.ready['nodes'][0]['port']} is up" in result.stdout
+    finally:
+        process.stop()
+
+
+def test_a_stale_ready_file_is_removed_at_start_up(tmp_path):
+    ready_file = tmp_path / "ready.json"
+    ready_file.write_text('{"event": "ready", "nodes": [{"host": "127.0.0.1", "port": 1}]}\n')
+    result = minibroker("serve", "--port", "0", "--set", "no.such.config=1", "--ready-file", str(ready_file))
+    assert result.returncode == 2
+    assert not ready_file.exists()
+
+
+def test_a_stopped_broker_process_leaves_no_log_file_and_keeps_its_log():
+    process = start_broker()
+    assert process.log_path.is_file()
+    process.stop()
+    assert not process.log_path.exists()
+    assert "minibroker stopped" in process.log_text()

@@ -14,7 +14,7 @@ import pytest
 
 from minibroker import cli
 from minibroker.server.broker import Broker, advertised_host_for
-from tests.integration.test_cli import clean_env, start_serve
+from tests.integration.test_cli import clean_env, free_port, start_serve
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -188,3 +188,29 @@ def test_environment_chooses_the_advertised_host(monkeypatch):
     assert broker_from_command_line("--advertised-listeners", "proxy:1").bootstrap_servers == "proxy:1"
     monkeypatch.setenv("MINIBROKER_ADVERTISED_LISTENERS", "proxy:2")
     assert broker_from_command_line().bootstrap_servers == "proxy:2"
+
+
+def test_healthcheck_follows_a_port_given_on_the_command_line(tmp_path):
+    """`docker run minibroker minibroker serve --port 19092`: healthy, although MINIBROKER_PORT still says 9092."""
+    stage = runtime_stage()
+    env = env_of(stage)
+    assert env["MINIBROKER_READY_FILE"].startswith("/tmp/")  # writable by the image's user
+    # here the port variable names a port nothing listens on, and the ready file is the test's own
+    env = clean_env(**{**env, "MINIBROKER_HOST": "127.0.0.1", "MINIBROKER_PORT": str(free_port()),
+                       "MINIBROKER_READY_FILE": str(tmp_path / "ready.json")})
+    process = start_serve(command=as_python([*exec_form(one(stage, "CMD")), "--port", "0"]), env=env)
+    try:
+        _options, _, healthcheck = one(stage, "HEALTHCHECK").partition("CMD ")
+        result = subprocess.run(as_python(exec_form(healthcheck)), capture_output=True, text=True, timeout=30,
+                                env=env)
+        assert result.returncode == 0, result.stderr
+    finally:
+        assert process.stop() == 0
+
+
+def test_the_image_installs_the_locked_versions():
+    build = instructions(ROOT / "docker" / "Dockerfile")
+    copied = " ".join(arguments for keyword, arguments in build if keyword == "COPY")
+    assert "requirements/test-lock.txt" in copied
+    (wheel,) = [arguments for keyword, arguments in build if keyword == "RUN" and "pip wheel" in arguments]
+    assert "--constraint requirements/test-lock.txt" in wheel
