@@ -159,10 +159,12 @@ class Ticket:
 class Control:
     """What tests can do to a running broker, in process. Every public method is also a remote operation."""
 
-    def __init__(self, broker: Broker, rules: list[Rule] | None = None) -> None:
+    def __init__(self, broker: Broker, faults: list[Rule] | None = None) -> None:
         self.broker = broker
         self.cluster: Cluster = broker.cluster
-        self.rules: list[Rule] = list(rules or [])
+        # the rules it starts with (`--fault`, faults.py) stay for the broker's life; `clear()` keeps them
+        self.faults: list[Rule] = list(faults or [])
+        self.rules: list[Rule] = []  # added by operations
         # outstanding Produce requests per (topic, partition, node), and the most at once; node None: all nodes
         self._outstanding: dict[tuple[str, int, int | None], int] = {}
         self._most: dict[tuple[str, int, int | None], int] = {}
@@ -170,9 +172,9 @@ class Control:
         self._held: list[tuple[list[TopicPartition], Callable[[], None]]] = []
 
     @classmethod
-    def attach(cls, broker: Broker, rules: list[Rule] | None = None) -> Control:
-        """Test control of `broker`, registered on its request hook; `rules` are the ones it starts with."""
-        control = cls(broker, rules)
+    def attach(cls, broker: Broker, faults: list[Rule] | None = None) -> Control:
+        """Test control of `broker`, registered on its request hook; `faults` are rules for its whole life."""
+        control = cls(broker, faults)
         broker.request_hook = control
         return control
 
@@ -240,14 +242,14 @@ class Control:
         self._most = dict(self._outstanding)
 
     def clear(self) -> None:
-        """Remove every rule and release every held partition."""
+        """Remove every rule added by an operation and release every held partition (start-up faults stay)."""
         self.rules.clear()
         for topic, partition in list(self._holding):
             self.release(topic, partition)
 
     def status(self) -> dict[str, Any]:
-        """Active rules, held partitions and answers waiting."""
-        return {"rules": [rule.describe() for rule in self.rules],
+        """Active rules, the start-up faults, held partitions and answers waiting."""
+        return {"rules": [rule.describe() for rule in self.rules], "faults": [rule.describe() for rule in self.faults],
                 "holding": sorted(f"{t}-{p}" for t, p in self._holding), "held_answers": len(self._held)}
 
     OPERATIONS = ("hold", "release", "inject_error", "delay", "drop", "drop_connections", "move_leader",
@@ -267,7 +269,7 @@ class Control:
                     self._outstanding[key] = now
                     if now > self._most.get(key, 0):
                         self._most[key] = now
-        for rule in list(self.rules):
+        for rule in [*self.faults, *self.rules]:
             if rule.action == "error" and rule.matches(ticket) and rule.fire():
                 covered = None if rule.topic is None else [tp for tp in ticket.partitions if rule.covers(tp)]
                 ticket.errors.append((rule, covered))
@@ -282,7 +284,7 @@ class Control:
 
     def answer_ready(self, ticket: Ticket, send: Callable[[], None]) -> AnswerVerdict:
         """A delay or drop rule that applies to this answer, or a held partition, keeps it from going out now."""
-        for rule in list(self.rules):
+        for rule in [*self.faults, *self.rules]:
             if rule.action in ("delay", "drop") and rule.matches(ticket) and rule.fire():
                 self._forget_if_spent(rule)
                 if rule.action == "drop":

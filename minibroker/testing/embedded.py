@@ -94,9 +94,17 @@ class BrokerThread:
         security = new_security(directory)
         if users is not None:
             security.users = dict(users)
-        broker = cls(config={**security.broker_config(), **(config or {})}, **options).start()
-        security.seed_users(broker)
-        broker.security = security
+        try:
+            broker = cls(config={**security.broker_config(), **(config or {})}, **options).start()
+        except BaseException:
+            security.remove_files()
+            raise
+        broker.security = security  # before seed_users, so that stop() removes the files whatever happens
+        try:
+            security.seed_users(broker)
+        except BaseException:
+            broker.stop()
+            raise
         return broker
 
     @property
@@ -197,15 +205,17 @@ class BrokerThread:
         return self._admin
 
     def stop(self, timeout: float = CALL_TIMEOUT_S) -> None:
-        """Close every listener and connection, end the thread; safe to call twice."""
+        """Close every listener and connection, end the thread, delete a secured broker's temporary keys; safe to
+        call twice."""
         if self._admin is not None:
             self._admin.close()
         loop, thread = self._loop, self._thread
-        if loop is None or thread is None or not thread.is_alive():
-            return
-        asyncio.run_coroutine_threadsafe(self.broker.stop(), loop).result(timeout)
-        loop.call_soon_threadsafe(loop.stop)
-        thread.join(timeout)
+        if loop is not None and thread is not None and thread.is_alive():
+            asyncio.run_coroutine_threadsafe(self.broker.stop(), loop).result(timeout)
+            loop.call_soon_threadsafe(loop.stop)
+            thread.join(timeout)
+        if self.security is not None:
+            self.security.remove_files()
 
     def __enter__(self) -> BrokerThread:
         if self._thread is None:

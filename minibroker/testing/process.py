@@ -2,7 +2,11 @@
 
 `BrokerProcess` offers what `BrokerThread` offers (bootstrap_servers, control, create_topic,
 delete_topic, stop), so a test does not care where its broker runs; only the in-process
-`cluster` is missing.
+`cluster` is missing. `restart()` starts a fresh broker on the same ports after a test killed it.
+
+The process reads its standard input from a pipe this process holds (`serve --stop-on-stdin-close`):
+however this process ends, SIGTERM or SIGKILL included, the pipe closes and the broker stops, so no
+broker outlives the test run that started it. `stop()` also removes its log file.
 """
 
 from __future__ import annotations
@@ -37,6 +41,10 @@ class BrokerProcess:
     control_port: int | None = None  # with extra_args ("--control-port", "0")
     servers: str = ""  # every node's advertised address, from the ready signal
     security: ClientSecurity | None = None  # how the fixtures (create_topic, delete_topic) log in
+    nodes: list[dict[str, Any]] = field(default_factory=list, repr=False)  # the ready signal's
+    _args: list[str] = field(default_factory=list, repr=False)  # the command line, for restart()
+    _timeout: float = 20.0
+    _log: str | None = field(default=None, repr=False)  # the log's text once stop() removed the file
 
     @functools.cached_property
     def control(self) -> ControlClient:
@@ -52,7 +60,8 @@ class BrokerProcess:
 
     @property
     def cluster(self) -> Any:
-        raise RuntimeError("the broker runs in another process: there is no in-process cluster; use .control")
+        # AttributeError, so that hasattr(broker, "cluster") tells a thread from a process
+        raise AttributeError("the broker runs in another process: there is no in-process cluster; use .control")
 
     @property
     def running(self) -> bool:
@@ -73,17 +82,44 @@ class BrokerProcess:
         self._admin.delete_topic(name)
 
     def log_text(self) -> str:
+        """What the broker logged (stdout and stderr), also after stop()."""
+        if self._log is not None:
+            return self._log
         return self.log_path.read_text(errors="replace")
 
     def alive(self) -> bool:
         return self._popen.poll() is None
 
     def stop(self, timeout: float = 10.0) -> int:
-        """SIGTERM, then SIGKILL after `timeout`; returns the exit code."""
+        """SIGTERM, then SIGKILL after `timeout`; removes the log file (log_text() keeps its text); the exit code."""
+        self._close_clients()
+        code = stop_process(self._popen, timeout)
+        if self._log is None:
+            self._log = self.log_text()
+            self.log_path.unlink(missing_ok=True)
+        return code
+
+    def restart(self) -> BrokerProcess:
+        """Stop the broker if it still runs, and start a fresh one (nothing kept) on the same ports when they are
+        free again, else on new ones; this object then describes the new process."""
+        self.stop()
+        ports = [str(node["port"]) for node in self.nodes]
+        pinned = [*self._args, "--ports", ",".join(ports)] if ports and not any(
+            "listeners" in node for node in self.nodes) else self._args
+        if self.control_port is not None:
+            pinned = [*pinned, "--control-port", str(self.control_port)]
+        try:
+            fresh = _launch(pinned, self._timeout, self.security)
+        except RuntimeError:  # a port was taken meanwhile
+            fresh = _launch(self._args, self._timeout, self.security)
+        for name in ("host", "port", "pid", "log_path", "_popen", "control_port", "servers", "nodes", "_log"):
+            setattr(self, name, getattr(fresh, name))
+        return self
+
+    def _close_clients(self) -> None:
         for client in ("control", "_admin"):
             if client in self.__dict__:
-                self.__dict__[client].close()
-        return stop_process(self._popen, timeout)
+                self.__dict__.pop(client).close()
 
 
 def stop_process(popen: subprocess.Popen[Any], timeout: float = 10.0) -> int:
@@ -95,6 +131,8 @@ def stop_process(popen: subprocess.Popen[Any], timeout: float = 10.0) -> int:
         except subprocess.TimeoutExpired:
             os.kill(popen.pid, signal.SIGKILL)
             popen.wait(timeout)
+    if popen.stdin is not None:
+        popen.stdin.close()
     return int(popen.returncode)
 
 
@@ -102,25 +140,34 @@ def start_broker(*set_args: str, extra_args: tuple[str, ...] = (), timeout: floa
                  security: ClientSecurity | None = None) -> BrokerProcess:
     """Run `python -m minibroker serve --port 0 --set k=v ...` and wait for its ready file; `security`
     (ClientSecurity.from_config of client settings) is how create_topic/delete_topic reach a secured first listener."""
+    args = ["--host", "127.0.0.1", "--port", "0", *extra_args]
+    for item in set_args:
+        args += ["--set", item]
+    return _launch(args, timeout, security)
+
+
+def _launch(args: list[str], timeout: float, security: ClientSecurity | None) -> BrokerProcess:
     log_file = tempfile.NamedTemporaryFile(prefix="minibroker-", suffix=".log", delete=False)
     path = Path(log_file.name)
     ready_path = path.with_suffix(".ready.json")
-    args = [sys.executable, "-m", "minibroker", "serve", "--host", "127.0.0.1", "--port", "0",
-            "--ready-file", str(ready_path), *extra_args]
-    for item in set_args:
-        args += ["--set", item]
-    popen = subprocess.Popen(args, stdout=log_file, stderr=subprocess.STDOUT)
+    command = [sys.executable, "-m", "minibroker", "serve", *args, "--ready-file", str(ready_path),
+               "--stop-on-stdin-close"]
+    # stdin: a pipe only this process writes to, closed by the kernel whenever this process ends
+    with log_file:
+        popen = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=log_file, stderr=subprocess.STDOUT)
     deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+    while popen.poll() is None and time.monotonic() < deadline:
         if ready_path.exists():  # written whole, then renamed into place
             ready = json.loads(ready_path.read_text())
             ready_path.unlink()
             first = ready["nodes"][0]
             return BrokerProcess(first["host"], first["port"], popen.pid, path, popen, ready["control_port"],
-                                 ready["bootstrap_servers"], security)
-        if popen.poll() is not None:
-            raise RuntimeError(f"broker exited with {popen.returncode}:\n{path.read_text(errors='replace')}")
+                                 ready["bootstrap_servers"], security, ready["nodes"], args, timeout)
         time.sleep(0.02)
-    popen.kill()
-    popen.wait()
-    raise RuntimeError(f"broker did not start within {timeout}s:\n{path.read_text(errors='replace')}")
+    exited = popen.poll()
+    stop_process(popen)
+    log = path.read_text(errors="replace")
+    path.unlink(missing_ok=True)
+    if exited is not None:
+        raise RuntimeError(f"broker exited with {exited}:\n{log}")
+    raise RuntimeError(f"broker did not start within {timeout}s:\n{log}")

@@ -12,8 +12,9 @@
   `.security.java(...)`, `.security.ca_path`.
 
 Options for the session broker: `--minibroker-config KEY=VALUE` (repeatable), `--minibroker-as-version`,
-`--minibroker-process` (a separate `minibroker serve` process, for tests that kill it); ini keys
-`minibroker_config` (one KEY=VALUE per line), `minibroker_as_version`, `minibroker_process`.
+`--minibroker-process` (a separate `minibroker serve` process, for tests that kill it: a test that finds it
+dead gets a fresh one, restarted on the same ports); ini keys `minibroker_config` (one KEY=VALUE per line),
+`minibroker_as_version`, `minibroker_process`. A bad value is one usage error at start, before any test.
 
 This module is imported by every pytest run where minibroker is installed, so it imports
 nothing of the broker until a fixture is used.
@@ -41,6 +42,7 @@ KAFKA_PYTHON_WARNINGS = (
 )
 _TOPIC_NAME_UNSAFE = re.compile(r"[^a-zA-Z0-9._-]+")
 _topic_numbers = itertools.count(1)
+_SESSION_PROCESS = pytest.StashKey["BrokerProcess"]()  # the session broker, when it runs as a process
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -68,6 +70,39 @@ def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Pa
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "kafka_topic(partitions=1, config=None): partitions and topic configs "
                                        "of the `kafka_topic` fixture's topic")
+    _check_session_options(config)
+
+
+def _check_session_options(config: pytest.Config) -> None:
+    """Refuse bad session broker options once, as a usage error, instead of failing every test that uses it."""
+    configs = _session_configs(config)
+    as_version = _session_as_version(config)
+    if not configs and as_version == "latest":
+        return  # nothing given: nothing to check, and nothing of the broker imported
+    from ..apis.releases import release
+    from ..core.config import ConfigError
+    from ..server.broker import cluster_config
+
+    try:
+        release(as_version)
+        cluster_config(configs, as_version)  # as the broker checks them before it binds anything
+    except ValueError as exc:
+        raise pytest.UsageError(f"minibroker: {exc}") from None
+    except ConfigError as exc:
+        raise pytest.UsageError(f"minibroker: {getattr(exc, 'message', None) or exc}") from None
+
+
+def _session_as_version(config: pytest.Config) -> str:
+    return str(config.getoption("minibroker_as_version") or config.getini("minibroker_as_version"))
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    # A test killed the session broker process (what --minibroker-process is for): the next test gets a fresh
+    # one on the same ports, so clients configured from bootstrap_servers before the kill still reach it.
+    process = item.config.stash.get(_SESSION_PROCESS, None)
+    if process is not None and not process.alive():
+        process.restart()
 
 
 def _session_configs(config: pytest.Config) -> dict[str, str]:
@@ -85,7 +120,7 @@ def _session_configs(config: pytest.Config) -> dict[str, str]:
 def kafka_broker(pytestconfig: pytest.Config) -> Iterator[BrokerThread | BrokerProcess]:
     """A broker shared by the whole session: a `BrokerThread`, or a `BrokerProcess` with --minibroker-process."""
     configs = _session_configs(pytestconfig)
-    as_version = pytestconfig.getoption("minibroker_as_version") or pytestconfig.getini("minibroker_as_version")
+    as_version = _session_as_version(pytestconfig)
     as_process = pytestconfig.getoption("minibroker_process")
     if as_process is None:
         as_process = pytestconfig.getini("minibroker_process")
@@ -94,9 +129,11 @@ def kafka_broker(pytestconfig: pytest.Config) -> Iterator[BrokerThread | BrokerP
 
         process = start_broker(*(f"{k}={v}" for k, v in configs.items()),
                                extra_args=("--control-port", "0", "--as-version", as_version))
+        pytestconfig.stash[_SESSION_PROCESS] = process
         try:
             yield process
         finally:
+            del pytestconfig.stash[_SESSION_PROCESS]
             process.stop()
         return
     from .embedded import BrokerThread

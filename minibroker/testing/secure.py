@@ -14,6 +14,7 @@ the CA clients trust; `client_certificate()` issues one for mutual TLS.
 
 from __future__ import annotations
 
+import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -40,6 +41,12 @@ class Security:
     certificate: IssuedCertificate
     users: dict[str, str] = field(default_factory=lambda: dict(USERS))
     broker: Any = None  # the BrokerThread, once seed_users ran (embedded.py imports this module, not the reverse)
+    temporary: bool = False  # the PKI's directory was made for it: remove_files() deletes it
+
+    def remove_files(self) -> None:
+        """Delete the keys and certificates when their directory was a temporary one made for them."""
+        if self.temporary:
+            shutil.rmtree(self.ca.directory, ignore_errors=True)
 
     @property
     def ca_path(self) -> Path:
@@ -112,6 +119,7 @@ class Security:
 
 
 def new_security(directory: str | Path | None = None) -> Security:
-    """A fresh CA and broker certificate (for localhost and 127.0.0.1) in `directory` (a temporary one by default)."""
+    """A fresh CA and broker certificate (for localhost and 127.0.0.1) in `directory` (a temporary one by default,
+    which `remove_files()` deletes)."""
     ca = make_ca(directory)
-    return Security(ca, make_broker_certificate(ca))
+    return Security(ca, make_broker_certificate(ca), temporary=directory is None)

@@ -85,3 +85,18 @@ def test_a_port_in_use_fails_start_with_the_os_error() -> None:
         port = int(first.bootstrap_servers.split(":")[1])
         with pytest.raises(OSError):
             BrokerThread(port=port).start()
+
+
+def test_a_secured_broker_removes_its_throwaway_keys_when_it_stops() -> None:
+    broker = BrokerThread.secured()
+    assert broker.security is not None
+    directory = broker.security.ca.directory
+    assert (directory / "ca.pem").is_file()
+    broker.stop()
+    assert not directory.exists()
+
+
+def test_a_secured_broker_keeps_a_directory_it_was_given(tmp_path) -> None:
+    with BrokerThread.secured(tmp_path / "pki"):
+        pass
+    assert (tmp_path / "pki" / "ca.pem").is_file()

@@ -2,6 +2,13 @@
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import psutil
 import pytest
 
 pytest_plugins = ["pytester"]
@@ -166,12 +173,6 @@ def test_async_client_on_any_loop_scope(pytester: pytest.Pytester) -> None:
     result.assert_outcomes(passed=1)
 
 
-def test_bad_config_option_is_a_usage_error(pytester: pytest.Pytester) -> None:
-    result = run(pytester, "def test_it(kafka_broker):\n    pass\n", "--minibroker-config", "num.partitions")
-    result.stdout.fnmatch_lines(["*expected KEY=VALUE for a broker config, got 'num.partitions'*"])
-    assert result.ret != 0
-
-
 def test_kafka_python_import_warnings_do_not_reach_the_users_run(pytester: pytest.Pytester) -> None:
     # kafka-python 3.0 loads its JSON definitions with a deprecated importlib.resources call: 218+ warnings
     pytester.makeconftest("import kafka\n")
@@ -214,3 +215,111 @@ def test_the_secure_session_broker_serves_confluent_kafka_over_every_listener(py
             assert "ssl.truststore.location" in broker.security.java("SSL")
     """)
     result.assert_outcomes(passed=6)
+
+
+# -- the session broker as a process: restarted after a kill, gone with pytest -----------------------------------
+
+
+def test_a_killed_process_broker_is_restarted_on_its_port_for_the_next_test(pytester: pytest.Pytester) -> None:
+    result = run(pytester, """
+        import os, signal
+        from kafka import KafkaProducer
+        seen = {}
+
+        def test_kill(kafka_broker, kafka_topic):
+            seen["pid"], seen["servers"] = kafka_broker.pid, kafka_broker.bootstrap_servers
+            kafka_broker.control.inject_error("produce", error_code=87, count=None)
+            os.kill(kafka_broker.pid, signal.SIGKILL)
+
+        def test_next(kafka_broker, kafka_topic):
+            assert kafka_broker.pid != seen["pid"] and kafka_broker.running
+            assert kafka_broker.bootstrap_servers == seen["servers"]  # clients configured before the kill reconnect
+            producer = KafkaProducer(bootstrap_servers=kafka_broker.bootstrap_servers)
+            assert producer.send(kafka_topic, b"x").get(timeout=10).offset == 0
+            producer.close()
+            assert kafka_broker.control.status()["rules"] == []  # a fresh broker: nothing of the killed one
+    """, "--minibroker-process")
+    result.assert_outcomes(passed=2)
+
+
+def test_process_mode_has_no_cluster_attribute(pytester: pytest.Pytester) -> None:
+    result = run(pytester, """
+        def test_it(kafka_broker):
+            assert not hasattr(kafka_broker, "cluster")
+    """, "--minibroker-process")
+    result.assert_outcomes(passed=1)
+
+
+def gone(pid: int) -> bool:
+    """No such process, or only its zombie (whoever reaps orphans here may be slow to)."""
+    try:
+        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return True
+
+
+def test_broker_processes_end_with_a_pytest_that_is_sent_sigterm(pytester: pytest.Pytester) -> None:
+    pids_file = pytester.path / "pids"
+    pytester.makeini("[pytest]\n")
+    pytester.makepyfile(test_user=f"""
+        import threading
+        from pathlib import Path
+        from minibroker.testing.process import start_broker
+
+        def test_waits_to_be_terminated(kafka_broker):
+            other = start_broker()
+            Path({str(pids_file)!r}).write_text(f"{{kafka_broker.pid}} {{other.pid}}")
+            threading.Event().wait(300)
+    """)
+    with open(pytester.path / "output", "wb") as output:
+        session = subprocess.Popen([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--minibroker-process"],
+                                   cwd=pytester.path, stdout=output, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 60
+        while not pids_file.exists() and session.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert pids_file.exists(), (pytester.path / "output").read_text()
+        pids = [int(pid) for pid in pids_file.read_text().split()]
+        assert not any(gone(pid) for pid in pids)
+        os.kill(session.pid, signal.SIGTERM)
+        session.wait(30)
+    finally:
+        if session.poll() is None:
+            session.kill()
+            session.wait()
+    deadline = time.monotonic() + 30
+    while not all(gone(pid) for pid in pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    try:
+        assert all(gone(pid) for pid in pids)
+    finally:
+        for pid in pids:  # whatever the outcome, leave nothing running
+            if not gone(pid):
+                os.kill(pid, signal.SIGKILL)
+
+
+# -- options checked once, at start ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("args", "ini", "message"), [
+    (("--minibroker-config", "num.partitions=many"), "",
+     "Invalid value many for configuration num.partitions"),
+    (("--minibroker-config", "no.such.config=1"), "", "Unknown broker config name: no.such.config"),
+    (("--minibroker-as-version", "1.0"), "", "unknown Kafka release '1.0'"),
+    ((), "minibroker_as_version = 9.9\n", "unknown Kafka release '9.9'"),
+    (("--minibroker-config", "num.partitions"), "", "expected KEY=VALUE for a broker config, got 'num.partitions'"),
+])
+def test_a_bad_session_broker_option_is_one_usage_error(pytester: pytest.Pytester, args, ini, message) -> None:
+    result = run(pytester, """
+        def test_one(kafka_broker):
+            pass
+
+        def test_two(kafka_broker):
+            pass
+    """, *args, ini=ini)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    output = result.stdout.str() + result.stderr.str()
+    assert "Traceback" not in output, output
+    (line,) = [line for line in result.stderr.lines if message in line]
+    assert line.startswith("ERROR: minibroker: "), output
+    assert "test_one" not in output and "test_two" not in output

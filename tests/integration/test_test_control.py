@@ -12,10 +12,11 @@ from minibroker.protocol import records
 from minibroker.protocol.errors import ErrorCode
 from minibroker.protocol.messages import InitProducerIdRequest, MetadataRequest, ProduceRequest
 from minibroker.server.broker import Broker
-from minibroker.testing.control import Control, ControlError
+from minibroker.testing.control import Control, ControlClient, ControlError
 from minibroker.testing.process import start_broker
 from minibroker.testing.wire import WireClient
 from tests.helpers import unique_topic
+from tests.integration.test_cli import start_serve
 from tests.integration.test_wire_protocol import create_topic, fetch_all, produce_request
 
 
@@ -195,3 +196,29 @@ async def test_in_process_control_of_an_embedded_broker():
             assert (await client.request(node, request, 4)).error_code == 0
         finally:
             await client.close()
+
+
+def test_clear_keeps_the_start_up_faults_which_the_start_up_log_names():
+    process = start_serve("--host", "127.0.0.1", "--port", "0", "--control-port", "0", "--fault", "metadata:drop")
+    try:
+        with ControlClient("127.0.0.1", process.ready["control_port"]) as control:
+            control.inject_error("init_producer_id", error_code=ErrorCode.NOT_COORDINATOR)
+            control.clear()
+            status = control.status()
+            assert status["rules"] == []
+            assert [(f["api_key"], f["action"], f["remaining"]) for f in status["faults"]] == [(3, "drop", None)]
+        with WireClient("127.0.0.1", process.ready["nodes"][0]["port"]) as wire:
+            wire.send_raw(wire.encode_request(MetadataRequest(topics=[]), 12))
+            assert wire.is_closed_by_peer()  # still dropped after clear()
+    finally:
+        process.stop()
+    assert "minibroker faults from --fault: metadata:drop" in process.stderr()
+
+
+def test_clear_keeps_a_broker_threads_start_up_faults():
+    from minibroker.testing.embedded import BrokerThread
+    from minibroker.testing.faults import parse_faults
+
+    with BrokerThread(faults=parse_faults(["metadata:delay=1"])) as broker:
+        broker.control.clear()
+        assert [f["delay_ms"] for f in broker.control.status()["faults"]] == [1]
