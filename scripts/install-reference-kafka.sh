@@ -17,8 +17,8 @@ POM="$ROOT/tests/reference/pom.xml"
 DIR="$ROOT/.cache/kafka/$VERSION"
 STAMP="$DIR/.installed"
 
-log() { echo "install-test-deps: $*" >&2; }
-die() { log "$*"; exit 1; }
+# shellcheck source=install-common.sh
+source "$ROOT/scripts/install-common.sh"
 
 [[ "$VERSION" =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]] || die "not a Kafka release: $VERSION"
 command -v java >/dev/null 2>&1 || die "java is not on PATH: the reference Kafka $VERSION needs a JDK 17 or later"
@@ -42,8 +42,7 @@ log "checking the reference Kafka $VERSION jars"
 for name in "kafka_2.13-$VERSION" "kafka-tools-$VERSION" "kafka-clients-$VERSION"; do
     [[ -f "$DIR/$name.jar" ]] || die "$name.jar did not come with tests/reference/pom.xml"
 done
-found="$(unzip -p "$DIR/kafka-clients-$VERSION.jar" kafka/kafka-version.properties 2>/dev/null \
-         | sed -n 's/^version=//p' || true)"
+found="$(jar_version "$DIR/kafka-clients-$VERSION.jar")"
 [[ "$found" == "$VERSION" ]] || die "kafka-clients-$VERSION.jar says it is version '${found:-?}'"
 echo "$want" > "$STAMP"
 log "reference Kafka $VERSION ready in $DIR ($(find "$DIR" -name '*.jar' | wc -l) jars)"

@@ -20,8 +20,8 @@ NODE_DIR="$ROOT/tests/clients/node"
 GO_MODULES=("$ROOT/tests/clients/go/old" "$ROOT/tests/clients/go/current")
 GO_MIN_MINOR=26  # the `go` line of tests/clients/go/current/go.mod (its golang.org/x dependencies ask for it)
 
-log() { echo "install-test-deps: $*" >&2; }
-die() { log "$*"; exit 1; }
+# shellcheck source=install-common.sh
+source "$ROOT/scripts/install-common.sh"
 
 APT_UPDATED=0
 apt_install() {
@@ -74,8 +74,7 @@ if ! have_all_jars; then
         [[ -f "$JAVA_DIR/$name.jar" ]] || die "$name.jar did not come with tests/clients/java/pom.xml"
     done
     echo "$pom_hash" > "$java_stamp"
-    version="$(unzip -p "$JAVA_DIR/kafka-clients.jar" kafka/kafka-version.properties 2>/dev/null \
-               | sed -n 's/^version=//p' || true)"
+    version="$(jar_version "$JAVA_DIR/kafka-clients.jar")"
     log "kafka-clients ${version:-?} ready in $JAVA_DIR"
 else
     log "Java client jars: in place"
@@ -88,7 +87,7 @@ go_minor="$(go env GOVERSION | sed -n 's/^go1\.\([0-9]*\).*/\1/p')"
     || die "$(go env GOVERSION) is too old: Go 1.$GO_MIN_MINOR or later is needed"
 for module in "${GO_MODULES[@]}"; do
     name="${module#"$ROOT"/}"
-    log "Go modules of $name: download (go.sum checked) and build (the first build compiles sarama's cgo zstd: minutes)"
+    log "Go modules of $name: download (go.sum checked) and build (minutes when Go's build cache is cold)"
     # -mod=readonly: go.mod and go.sum are the pins; a build that would change them fails instead
     (cd "$module" && GOFLAGS=-mod=readonly go mod download && GOFLAGS=-mod=readonly go build ./...)
 done
