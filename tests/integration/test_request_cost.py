@@ -3,7 +3,7 @@ bounded time, and a client on another connection is served meanwhile rather than
 
 The big request and its answer are built and checked as bytes: the protocol engine would spend longer
 encoding and decoding 100,000 entries in the test than the broker spends answering them. Both byte layouts
-are checked against the engine at a small size first.
+are checked against the engine at a small size first (tests/wire_bytes.py writes Kafka's primitives).
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from minibroker.protocol.errors import ErrorCode
 from minibroker.protocol.messages import ApiVersionsRequest, MetadataRequest, MetadataResponse
 from minibroker.testing.process import start_broker
 from minibroker.testing.wire import WireClient
+from tests.wire_bytes import compact_string, request_frame, uvarint
 
 METADATA_KEY, VERSION = 3, 12
 NAMES = 100_000
@@ -22,20 +23,6 @@ NAMES = 100_000
 BOUND_S = 30.0
 NOT_REQUESTED = -(2**31)  # topic_authorized_operations when not asked for
 ZERO_UUID = bytes(16)
-
-
-def uvarint(value: int) -> bytes:
-    out = bytearray()
-    while value > 0x7F:
-        out.append(value & 0x7F | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
-
-
-def compact_string(text: str) -> bytes:
-    data = text.encode()
-    return uvarint(len(data) + 1) + data
 
 
 def metadata_request_body(names: list[str]) -> bytes:
@@ -67,8 +54,8 @@ def test_byte_layouts_are_the_engines() -> None:
 def test_metadata_naming_100000_unknown_topics_is_answered_while_another_client_is_served() -> None:
     names = [f"unknown-{i:06d}" for i in range(NAMES)]
     body = metadata_request_body(names)
-    header = struct.pack(">hhih", METADATA_KEY, VERSION, 1, 3) + b"big" + b"\x00"
-    frame = struct.pack(">i", len(header) + len(body)) + header + body
+    request = request_frame(METADATA_KEY, VERSION, body, client_id="big")
+    frame = struct.pack(">i", len(request)) + request
     assert len(frame) > 3_000_000
     broker = start_broker()
     try:
