@@ -175,9 +175,9 @@ class ConsumerGroup:
             return False
         if not self.members:
             return bool(names)
-        classic = self.classic_members()
-        return any(all(name in {n for n, _ in m.classic.protocols} for m in classic if m.classic is not None)
-                   for name in names)
+        # each member's protocol names gathered once, not once per name asked about
+        supported = [{n for n, _ in m.classic.protocols} for m in self.classic_members() if m.classic is not None]
+        return any(all(name in names_of_member for names_of_member in supported) for name in names)
 
     def waiting_on_unreleased_partition(self, member: ConsumerGroupMember) -> bool:
         """ConsumerGroup.waitingOnUnreleasedPartition: a partition of its target another member still holds."""

@@ -187,8 +187,11 @@ class Group:
         for member in members:
             choice = next(name for name in member.protocol_names() if name in candidates)
             votes[choice] = votes.get(choice, 0) + 1
-        order = members[0].protocol_names()
-        return max(candidates, key=lambda name: (votes.get(name, 0), -order.index(name)))
+        # ties go to the first member's preference, its first mention of a name counting (as list.index)
+        rank: dict[str, int] = {}
+        for position, name in enumerate(members[0].protocol_names()):
+            rank.setdefault(name, position)
+        return max(candidates, key=lambda name: (votes.get(name, 0), -rank[name]))
 
     def supports(self, protocol_type: str, protocols: list[tuple[str, bytes]]) -> bool:
         """Whether a member with these protocols may join (type matches, a protocol in common)."""

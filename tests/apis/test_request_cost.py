@@ -1,0 +1,101 @@
+"""A request's cost is linear in its size (issue 23): requests with tens of thousands of list entries are answered
+within a generous bound, where work that grew with the square of the count took minutes.
+
+Each big request is written as bytes (tests/wire_bytes.py), its layout checked against the protocol engine at a
+small size, and handed to `handle_frame` as the server would; only the broker's side is timed.
+"""
+
+from __future__ import annotations
+
+import struct
+import time
+from typing import Any
+
+from kafka.protocol.consumer.metadata import ConsumerProtocolSubscription
+
+from minibroker.apis.context import Session
+from minibroker.apis.dispatch import Deferred, Reply, handle_frame
+from minibroker.core.clock import ManualClock
+from minibroker.core.cluster import Cluster
+from minibroker.core.config import BrokerConfig
+from minibroker.protocol.errors import ErrorCode
+from minibroker.protocol.messages import (
+    ConsumerGroupHeartbeatRequest,
+    JoinGroupRequest,
+)
+from minibroker.testing.wire import WireClient
+from tests.wire_bytes import compact_array, compact_bytes, compact_string, request_frame
+
+from .authz import NOW, call
+
+# generous: the linear work takes a second or two on this 2-core machine with other work running, the quadratic
+# work it replaced took minutes
+BOUND_S = 20.0
+
+
+def answered(cluster: Cluster, api_key: int, version: int, body: bytes, principal: str = "User:alice") -> Any:
+    """The decoded answer to a request body, asserting the broker's side took less than BOUND_S."""
+    frame = memoryview(bytearray(request_frame(api_key, version, body)))
+    start = time.monotonic()
+    outcome = handle_frame(frame, cluster, cluster.nodes[0], Session(client_host="/127.0.0.1", principal=principal))
+    if isinstance(outcome, Deferred):  # a JoinGroup that completed its rebalance at once
+        assert outcome.pending.done
+        outcome = Reply(outcome.encode(outcome.pending.result()))
+    elapsed = time.monotonic() - start
+    assert elapsed < BOUND_S, f"answered in {elapsed:.1f} s"
+    assert isinstance(outcome, Reply) and isinstance(outcome.data, bytes)
+    return WireClient.decode_response(outcome.data[4:], api_key, version)[1]
+
+
+def plain_cluster() -> Cluster:
+    return Cluster(BrokerConfig({"node.id": 1}), clock=ManualClock(NOW))
+
+
+# -- JoinGroup: the protocol chosen among the members' --------------------------------------------------------
+
+JOIN_GROUP, JOIN_VERSION = 11, 9
+
+
+def join_group_body(group_id: str, instance_id: str, protocols: list[tuple[str, bytes]]) -> bytes:
+    """JoinGroupRequest v9 for a static member joining without a member id."""
+    return (compact_string(group_id) + struct.pack(">ii", 30_000, 30_000) + compact_string("")
+            + compact_string(instance_id) + compact_string("consumer")
+            + compact_array([compact_string(name) + compact_bytes(metadata) + b"\x00" for name, metadata in protocols])
+            + compact_string(None) + b"\x00")
+
+
+def test_join_group_layout_is_the_engines() -> None:
+    protocols = [("range", b"\x00\x01"), ("p2", b"")]
+    request = JoinGroupRequest(group_id="g", session_timeout_ms=30_000, rebalance_timeout_ms=30_000, member_id="",
+                               group_instance_id="i", protocol_type="consumer", reason=None,
+                               protocols=[JoinGroupRequest.JoinGroupRequestProtocol(name=n, metadata=m)
+                                          for n, m in protocols])
+    assert bytes(request.encode(version=JOIN_VERSION)) == join_group_body("g", "i", protocols)
+
+
+def test_join_group_naming_50000_protocols_is_answered_in_bounded_time() -> None:
+    cluster = plain_cluster()
+    protocols = [(f"p{i:05d}", b"") for i in range(50_000)]
+    joined = answered(cluster, JOIN_GROUP, JOIN_VERSION, join_group_body("g", "i", protocols))
+    # the only member leads, with its first protocol: every one is shared, each has no other vote
+    assert (joined.error_code, joined.protocol_name, joined.leader) == (0, "p00000", joined.member_id)
+    assert [(m.member_id, m.group_instance_id) for m in joined.members] == [(joined.member_id, "i")]
+
+
+def test_classic_member_with_30000_protocols_none_shared_is_refused_by_a_consumer_group_in_bounded_time() -> None:
+    cluster = plain_cluster()
+    cluster.create_topic("t", 1)
+    # a consumer-protocol member makes "g" a consumer group; a classic member with 30,001 protocols joins it
+    assert call(cluster, ConsumerGroupHeartbeatRequest(
+        group_id="g", member_id="m", member_epoch=0, instance_id=None, rack_id=None, rebalance_timeout_ms=30_000,
+        subscribed_topic_names=["t"], subscribed_topic_regex=None, server_assignor=None, topic_partitions=[]),
+        1).error_code == 0
+    subscription = bytes(ConsumerProtocolSubscription(version=0, topics=["t"], user_data=None).encode(version=0))
+    protocols = [("range", subscription)] + [(f"a{i:05d}", b"") for i in range(30_000)]
+    joined = answered(cluster, JOIN_GROUP, JOIN_VERSION, join_group_body("g", "a", protocols))
+    assert (joined.error_code, joined.protocol_type, joined.protocol_name) == (0, "consumer", "range")
+    # another whose 30,001 protocols are none of the first member's: every name is looked for in vain
+    protocols = [("roundrobin", subscription)] + [(f"b{i:05d}", b"") for i in range(30_000)]
+    refused = answered(cluster, JOIN_GROUP, JOIN_VERSION, join_group_body("g", "b", protocols))
+    assert refused.error_code == ErrorCode.INCONSISTENT_GROUP_PROTOCOL
+    assert len(cluster.groups.consumer.groups["g"].members) == 2
