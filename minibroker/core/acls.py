@@ -182,6 +182,21 @@ class AclBindingFilter:
             return False
         return self.permission_type in (AclPermissionType.ANY, acl.permission_type)
 
+    def resource_pattern(self) -> tuple[ResourceType, str, PatternType] | None:
+        """The one resource pattern this filter can match, when it names one (a type, a name, LITERAL or PREFIXED)."""
+        if (self.resource_type == ResourceType.ANY or self.resource_name is None
+                or self.pattern_type not in (PatternType.LITERAL, PatternType.PREFIXED)):
+            return None
+        return self.resource_type, self.resource_name, self.pattern_type
+
+    def binding(self) -> AclBinding | None:
+        """The one ACL this filter can match, when it names every field (nothing ANY, null or MATCH)."""
+        pattern = self.resource_pattern()
+        if (pattern is None or self.principal is None or self.host is None or self.operation == _Op.ANY
+                or self.permission_type == AclPermissionType.ANY):
+            return None
+        return AclBinding(*pattern, self.principal, self.host, self.operation, self.permission_type)
+
 
 def parse_principal(text: str) -> tuple[str, str]:
     """(type, name) of `Type:name` (SecurityUtils.parseKafkaPrincipal)."""
@@ -224,9 +239,10 @@ class StandardAuthorizer:
         self.super_users = super_users
         self.allow_if_no_acl_found = allow_if_no_acl_found
         self._acls: dict[AclBinding, None] = {}  # in creation order, no duplicates (AclControlManager.existingAcls)
-        # index for the decision: LITERAL ACLs by (type, name), PREFIXED ACLs by type
-        self._literal: dict[tuple[ResourceType, str], list[AclBinding]] = {}
-        self._prefixed: dict[ResourceType, list[AclBinding]] = {}
+        # indexes, each in creation order too: every ACL by its resource pattern (the decision's LITERAL
+        # lookups and the filters that name a pattern), and the PREFIXED ACLs by type
+        self._by_pattern: dict[tuple[ResourceType, str, PatternType], dict[AclBinding, None]] = {}
+        self._prefixed: dict[ResourceType, dict[AclBinding, None]] = {}
 
     def __len__(self) -> int:
         return len(self._acls)
@@ -241,30 +257,39 @@ class StandardAuthorizer:
         if acl in self._acls:
             return
         self._acls[acl] = None
+        self._by_pattern.setdefault((acl.resource_type, acl.resource_name, acl.pattern_type), {})[acl] = None
         if acl.pattern_type == PatternType.PREFIXED:
-            self._prefixed.setdefault(acl.resource_type, []).append(acl)
-        else:
-            self._literal.setdefault((acl.resource_type, acl.resource_name), []).append(acl)
+            self._prefixed.setdefault(acl.resource_type, {})[acl] = None
 
     def remove(self, acl: AclBinding) -> None:
         """Forget `acl`; one already gone changes nothing."""
         if acl not in self._acls:
             return
         del self._acls[acl]
-        bucket = (self._prefixed[acl.resource_type] if acl.pattern_type == PatternType.PREFIXED
-                  else self._literal[(acl.resource_type, acl.resource_name)])
-        bucket.remove(acl)
+        pattern = (acl.resource_type, acl.resource_name, acl.pattern_type)
+        del self._by_pattern[pattern][acl]
+        if not self._by_pattern[pattern]:
+            del self._by_pattern[pattern]
+        if acl.pattern_type == PatternType.PREFIXED:
+            del self._prefixed[acl.resource_type][acl]
 
     def acls(self, acl_filter: AclBindingFilter) -> list[AclBinding]:
         """The ACLs `acl_filter` matches, in creation order."""
-        return [acl for acl in self._acls if acl_filter.matches(acl)]
+        # a filter naming an ACL or a resource pattern looks there only, so that many such filters (a DeleteAcls
+        # of many bindings) cost what they name rather than every ACL each
+        binding = acl_filter.binding()
+        if binding is not None:
+            return [binding] if binding in self._acls else []
+        pattern = acl_filter.resource_pattern()
+        candidates = self._acls if pattern is None else self._by_pattern.get(pattern, {})
+        return [acl for acl in candidates if acl_filter.matches(acl)]
 
     # -- decisions (StandardAuthorizerData) -----------------------------------------------------------------
 
     def _covering(self, resource_type: ResourceType, name: str) -> Iterator[AclBinding]:
-        yield from self._literal.get((resource_type, name), ())
+        yield from self._by_pattern.get((resource_type, name, PatternType.LITERAL), ())
         if name != WILDCARD_RESOURCE:
-            yield from self._literal.get((resource_type, WILDCARD_RESOURCE), ())
+            yield from self._by_pattern.get((resource_type, WILDCARD_RESOURCE, PatternType.LITERAL), ())
         for acl in self._prefixed.get(resource_type, ()):
             if name.startswith(acl.resource_name):
                 yield acl

@@ -21,12 +21,13 @@ from minibroker.core.config import BrokerConfig
 from minibroker.protocol.errors import ErrorCode
 from minibroker.protocol.messages import (
     ConsumerGroupHeartbeatRequest,
+    DeleteAclsRequest,
     JoinGroupRequest,
 )
 from minibroker.testing.wire import WireClient
 from tests.wire_bytes import compact_array, compact_bytes, compact_string, request_frame
 
-from .authz import NOW, call
+from .authz import ADMIN, NOW, Op, Type, acl, call, secured_cluster
 
 # generous: the linear work takes a second or two on this 2-core machine with other work running, the quadratic
 # work it replaced took minutes
@@ -99,3 +100,55 @@ def test_classic_member_with_30000_protocols_none_shared_is_refused_by_a_consume
     refused = answered(cluster, JOIN_GROUP, JOIN_VERSION, join_group_body("g", "b", protocols))
     assert refused.error_code == ErrorCode.INCONSISTENT_GROUP_PROTOCOL
     assert len(cluster.groups.consumer.groups["g"].members) == 2
+
+
+# -- DeleteAcls: each filter matched against the ACLs -----------------------------------------------------------
+
+DELETE_ACLS, DELETE_ACLS_VERSION = 31, 3
+ANY, LITERAL, ALLOW, READ, TOPIC = 1, 3, 3, 3, 2
+
+
+def delete_acls_body(filters: list[tuple[int, str | None, int, str | None, str | None, int, int]]) -> bytes:
+    """DeleteAclsRequest v3: (resource type, name, pattern type, principal, host, operation, permission)."""
+    return compact_array([
+        struct.pack(">b", resource_type) + compact_string(name) + struct.pack(">b", pattern_type)
+        + compact_string(principal) + compact_string(host) + struct.pack(">bb", operation, permission) + b"\x00"
+        for resource_type, name, pattern_type, principal, host, operation, permission in filters]) + b"\x00"
+
+
+def test_delete_acls_layout_is_the_engines() -> None:
+    filters = [(TOPIC, "t", LITERAL, "User:u1", "*", READ, ALLOW), (1, None, 1, None, None, 1, 1)]
+    request = DeleteAclsRequest(filters=[DeleteAclsRequest.DeleteAclsFilter(
+        resource_type_filter=t, resource_name_filter=n, pattern_type_filter=p, principal_filter=u, host_filter=h,
+        operation=o, permission_type=a) for t, n, p, u, h, o, a in filters])
+    assert bytes(request.encode(version=DELETE_ACLS_VERSION)) == delete_acls_body(filters)
+
+
+def test_delete_acls_with_20000_filters_over_20000_acls_is_answered_in_bounded_time() -> None:
+    cluster = secured_cluster()
+    assert cluster.authorizer is not None
+    principals = [f"User:u{i:05d}" for i in range(20_000)]
+    for principal in principals:  # one topic, many principals: the ACLs share one resource pattern
+        cluster.authorizer.add(acl(principal, Op.READ, Type.TOPIC, "t"))
+    cluster.authorizer.add(acl("User:kept", Op.READ, Type.TOPIC, "t"))
+    filters = [(TOPIC, "t", LITERAL, principal, "*", READ, ALLOW) for principal in principals]
+    results = answered(cluster, DELETE_ACLS, DELETE_ACLS_VERSION, delete_acls_body(filters), ADMIN).filter_results
+    # each filter answers with the one ACL it names, in the order of the filters
+    assert [(r.error_code, [(m.principal, m.resource_name, m.operation) for m in r.matching_acls])
+            for r in results] == [(0, [(principal, "t", READ)]) for principal in principals]
+    assert [a.principal for a in cluster.authorizer] == ["User:kept"]
+    assert not cluster.authorizer.authorize("User:u00000", "127.0.0.1", Op.READ, Type.TOPIC, "t")
+    assert cluster.authorizer.authorize("User:kept", "127.0.0.1", Op.READ, Type.TOPIC, "t")
+
+
+def test_delete_acls_with_20000_resource_filters_over_20000_acls_is_answered_in_bounded_time() -> None:
+    cluster = secured_cluster()
+    assert cluster.authorizer is not None
+    topics = [f"t{i:05d}" for i in range(20_000)]
+    for topic in topics:
+        cluster.authorizer.add(acl("User:alice", Op.READ, Type.TOPIC, topic))
+    # each filter names a topic's LITERAL pattern and leaves the rest ANY
+    filters = [(TOPIC, topic, LITERAL, None, None, ANY, ANY) for topic in topics[1:]]
+    results = answered(cluster, DELETE_ACLS, DELETE_ACLS_VERSION, delete_acls_body(filters), ADMIN).filter_results
+    assert [[m.resource_name for m in r.matching_acls] for r in results] == [[topic] for topic in topics[1:]]
+    assert [a.resource_name for a in cluster.authorizer] == [topics[0]]
