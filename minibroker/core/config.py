@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
@@ -795,11 +796,23 @@ class BrokerConfig:
                 if base is None:
                     base = definition.render(definition.default) or ""
                 parts = [part for part in base.split(",") if part]
-                for item in (value or "").split(","):
-                    if op == APPEND and item not in parts:
-                        parts.append(item)
-                    elif op == SUBTRACT and item in parts:
-                        parts.remove(item)
+                items = (value or "").split(",")
+                if op == APPEND:
+                    present = set(parts)
+                    for item in items:
+                        if item not in present:
+                            present.add(item)
+                            parts.append(item)
+                else:
+                    # each item removes the first occurrence left of it, as list.remove would one by one
+                    to_remove = Counter(items)
+                    kept = []
+                    for part in parts:
+                        if to_remove[part] > 0:
+                            to_remove[part] -= 1
+                        else:
+                            kept.append(part)
+                    parts = kept
                 props[name] = ",".join(parts)
         return self.parse_topic_configs(props)
 

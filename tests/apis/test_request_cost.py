@@ -22,6 +22,7 @@ from minibroker.protocol.errors import ErrorCode
 from minibroker.protocol.messages import (
     ConsumerGroupHeartbeatRequest,
     DeleteAclsRequest,
+    IncrementalAlterConfigsRequest,
     JoinGroupRequest,
 )
 from minibroker.testing.wire import WireClient
@@ -152,3 +153,46 @@ def test_delete_acls_with_20000_resource_filters_over_20000_acls_is_answered_in_
     results = answered(cluster, DELETE_ACLS, DELETE_ACLS_VERSION, delete_acls_body(filters), ADMIN).filter_results
     assert [[m.resource_name for m in r.matching_acls] for r in results] == [[topic] for topic in topics[1:]]
     assert [a.resource_name for a in cluster.authorizer] == [topics[0]]
+
+
+# -- IncrementalAlterConfigs: APPEND and SUBTRACT on list configs ------------------------------------------------
+
+INCREMENTAL_ALTER_CONFIGS, INCREMENTAL_VERSION = 44, 1
+APPEND, SUBTRACT = 2, 3
+THROTTLED = ("leader.replication.throttled.replicas", "follower.replication.throttled.replicas")
+
+
+def incremental_alter_configs_body(resources: list[tuple[str, list[tuple[str, int, str]]]],
+                                   validate_only: bool) -> bytes:
+    """IncrementalAlterConfigsRequest v1 on TOPIC resources: (topic, [(config, operation, value)])."""
+    return compact_array([
+        struct.pack(">b", 2) + compact_string(topic) + compact_array([
+            compact_string(name) + struct.pack(">b", op) + compact_string(value) + b"\x00" for name, op, value in ops])
+        + b"\x00" for topic, ops in resources]) + struct.pack(">?", validate_only) + b"\x00"
+
+
+def test_incremental_alter_configs_layout_is_the_engines() -> None:
+    resources = [("t0", [(THROTTLED[0], APPEND, "0:1,1:1")]), ("t1", [])]
+    resource = IncrementalAlterConfigsRequest.AlterConfigsResource
+    request = IncrementalAlterConfigsRequest(validate_only=True, resources=[resource(
+        resource_type=2, resource_name=topic, configs=[resource.AlterableConfig(
+            name=n, config_operation=o, value=v) for n, o, v in ops]) for topic, ops in resources])
+    assert bytes(request.encode(version=INCREMENTAL_VERSION)) == incremental_alter_configs_body(resources, True)
+
+
+def test_incremental_alter_configs_appending_and_subtracting_long_lists_is_answered_in_bounded_time() -> None:
+    cluster = plain_cluster()
+    topics = [f"t{i}" for i in range(50)]
+    for topic in topics:
+        cluster.create_topic(topic, 1)
+    # a value is a string of at most 32,767 bytes: about 4,000 distinct replicas, on two list configs per topic
+    replicas = [f"{i}:{i % 7}" for i in range(4_000)]
+    value = ",".join(replicas)
+    assert len(value) < 32_767
+    for op, expected in ((APPEND, replicas), (SUBTRACT, [])):
+        resources = [(topic, [(name, op, value) for name in THROTTLED]) for topic in topics]
+        body = incremental_alter_configs_body(resources, validate_only=False)
+        responses = answered(cluster, INCREMENTAL_ALTER_CONFIGS, INCREMENTAL_VERSION, body).responses
+        assert [(r.resource_name, r.error_code) for r in responses] == [(topic, 0) for topic in topics]
+        # read back: the list in the order appended, then emptied
+        assert all(cluster.topics[topic].configs[name] == expected for topic in topics for name in THROTTLED)
