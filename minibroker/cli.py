@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 CHECK_TIMEOUT_S = 5.0
+CLIENT_CERTIFICATE = "client"  # --generate-certificates: the client certificate's file names and common name
 log = logging.getLogger("minibroker")
 
 
@@ -148,7 +149,8 @@ def parse_args(argv: list[str] | None = None, environ: Mapping[str, str] | None 
     serve.add_argument("--generate-certificates", type=Path, metavar="DIR",
                        help="testing aid: write a throwaway CA and a broker certificate (for localhost, the "
                             "loopback address and the advertised host) into DIR and use them for SSL and "
-                            "SASL_SSL listeners; clients trust DIR/ca.pem (also in the ready line as ca_path)")
+                            "SASL_SSL listeners; clients trust DIR/ca.pem (also in the ready line as ca_path); "
+                            "DIR/client.pem and DIR/client.key are a client certificate for mutual TLS (CN=client)")
     serve.add_argument("--add-scram", action="append", default=[], metavar="MECHANISM=[name=USER,password=PW]",
                        help="a SCRAM user to start with, as `kafka-storage format --add-scram` takes it "
                             "(repeatable), e.g. 'SCRAM-SHA-512=[name=alice,password=alice-secret]'")
@@ -300,7 +302,7 @@ def _log_start(broker: Broker, configs: dict[str, str], control_port: int | None
 
 def ready_event(broker: Broker, control_port: int | None = None, ca_path: Path | None = None) -> dict[str, Any]:
     """The ready signal: where clients connect, each node's bind and advertised address and release, the control
-    port (and with --generate-certificates the CA clients trust)."""
+    port (and with --generate-certificates the CA clients trust and the client certificate beside it)."""
     nodes = broker.listeners()
     for entry, node in zip(nodes, broker.cluster.nodes, strict=True):
         entry["release"] = node.release
@@ -308,19 +310,25 @@ def ready_event(broker: Broker, control_port: int | None = None, ca_path: Path |
              "nodes": nodes, "control_port": control_port, "version": version()}
     if ca_path is not None:
         event["ca_path"] = str(ca_path)
+        event["client_certificate_path"] = str(ca_path.with_name(f"{CLIENT_CERTIFICATE}.pem"))
+        event["client_key_path"] = str(ca_path.with_name(f"{CLIENT_CERTIFICATE}.key"))
     return event
 
 
 def _generated_keystore(args: argparse.Namespace) -> dict[str, str]:
     """--generate-certificates: a CA and broker certificate in DIR, as the broker's PEM keystore configs."""
     from .server.broker import WILDCARD_HOSTS
-    from .testing.certs import make_broker_certificate, make_ca
+    from .testing.certs import make_broker_certificate, make_ca, make_client_certificate
 
     hosts = {"localhost", "127.0.0.1",
              *(h for h in (args.host, args.advertised_host) if h and h not in WILDCARD_HOSTS)}
     ca = make_ca(args.generate_certificates)
     certificate = make_broker_certificate(ca, sorted(hosts))
+    # what a client of a listener with ssl.client.auth=required presents
+    client = make_client_certificate(ca, CLIENT_CERTIFICATE, name=CLIENT_CERTIFICATE)
     log.info("minibroker wrote a throwaway CA to %s; clients trust it as their CA file", ca.ca_path)
+    log.info("minibroker wrote a client certificate for mutual TLS to %s with its key %s (principal User:CN=%s)",
+             client.cert_path, client.key_path, CLIENT_CERTIFICATE)
     return certificate.keystore_configs("PEM")
 
 

@@ -1,4 +1,5 @@
-"""The README's Security section works as written: its server.properties, its command line, its client settings."""
+"""The README's Security section works as written: its server.properties, its command line, its client settings
+(SASL and mutual TLS with the client certificate the command generates), and what it says of librdkafka's SCRAM."""
 
 from __future__ import annotations
 
@@ -11,9 +12,13 @@ import time
 from pathlib import Path
 from typing import Any
 
+import confluent_kafka
+import pytest
 from confluent_kafka import KafkaError, Producer
+from kafka import KafkaProducer
 
 from minibroker.testing.process import stop_process
+from tests.integration.clients import require_binary, run_client
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 
@@ -24,7 +29,8 @@ def section() -> str:
 
 
 def start_readme_broker(tmp_path: Path, properties: str) -> tuple[subprocess.Popen[bytes], dict[str, Any]]:
-    """The README's command with `properties`, on free ports; the process and its listeners by name."""
+    """The README's command with `properties`, on free ports; the process and its listeners by name (its log is
+    tmp_path/broker.log)."""
     text = section()
     properties = re.sub(r"127\.0\.0\.1:909\d", "127.0.0.1:0", properties)  # any free ports
     properties = properties.replace("/tmp/pki", str(tmp_path / "pki"))
@@ -33,9 +39,10 @@ def start_readme_broker(tmp_path: Path, properties: str) -> tuple[subprocess.Pop
     argv = shlex.split(command.replace("/tmp/pki", str(tmp_path / "pki")))
     assert argv[:4] == ["minibroker", "serve", "--config", "server.properties"]
     ready_file = tmp_path / "ready.json"
-    popen = subprocess.Popen([sys.executable, "-m", "minibroker", "serve", "--config",
-                              str(tmp_path / "server.properties"), *argv[4:], "--ready-file", str(ready_file)],
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    with open(tmp_path / "broker.log", "wb") as log:
+        popen = subprocess.Popen([sys.executable, "-m", "minibroker", "serve", "--config",
+                                  str(tmp_path / "server.properties"), *argv[4:], "--ready-file", str(ready_file)],
+                                 stdout=subprocess.DEVNULL, stderr=log)
     deadline = time.monotonic() + 20
     while not ready_file.exists():
         if time.monotonic() > deadline or popen.poll() is not None:
@@ -46,11 +53,15 @@ def start_readme_broker(tmp_path: Path, properties: str) -> tuple[subprocess.Pop
     return popen, listeners
 
 
+def row_settings(client: str, tmp_path: Path) -> dict[str, str]:
+    """The settings of a client table's row, `key=value` items, with the README's /tmp/pki moved to tmp_path."""
+    row = re.search(rf"\| {re.escape(client)} \| (.*?) \|\n", section()).group(1)
+    items = dict(item.strip("` ").split("=", 1) for item in row.split(", "))
+    return {key: value.strip('"').replace("/tmp/pki", str(tmp_path / "pki")) for key, value in items.items()}
+
+
 def alice_settings(tmp_path: Path) -> dict[str, str]:
-    row = re.search(r"\| confluent-kafka, kcat \(`-X`\) \| (.*?) \|\n", section()).group(1)
-    settings = dict(item.strip("` ").split("=", 1) for item in row.split(", "))
-    settings["ssl.ca.location"] = settings["ssl.ca.location"].replace("/tmp/pki", str(tmp_path / "pki"))
-    return settings
+    return row_settings("confluent-kafka, kcat (`-X`)", tmp_path)
 
 
 def produce_errors(settings: dict[str, Any], topic: str) -> list[Any]:
@@ -86,5 +97,72 @@ def test_the_readme_acl_properties_and_admin_snippet_let_alice_write_only_where_
         assert produce_errors(settings, "readme") == [None]
         (refused,) = produce_errors(settings, "elsewhere")
         assert refused.code() == KafkaError.TOPIC_AUTHORIZATION_FAILED
+    finally:
+        stop_process(popen)
+
+
+def test_the_readme_mutual_tls_settings_log_in_with_the_generated_client_certificate(tmp_path: Path) -> None:
+    properties = re.search(r"```properties\n(.*?)```", section(), re.S).group(1)
+    assert "listener.name.ssl.ssl.client.auth=required" in properties
+    popen, listeners = start_readme_broker(tmp_path, properties)
+    try:
+        servers = f"localhost:{listeners['SSL']['advertised_port']}"
+        settings = row_settings("confluent-kafka, kcat (`-X`), mutual TLS", tmp_path)
+        assert produce_errors({**settings, "bootstrap.servers": servers}, "mtls") == [None]
+        python = row_settings("kafka-python, mutual TLS", tmp_path)
+        producer = KafkaProducer(bootstrap_servers=servers, **python)
+        try:
+            assert producer.send("mtls", b"kafka-python").get(timeout=30).offset == 1
+        finally:
+            producer.close()
+        # without a certificate the handshake fails, and the client hears of it
+        errors: list[Any] = []
+        anonymous = Producer({"bootstrap.servers": servers, "security.protocol": "SSL",
+                              "ssl.ca.location": settings["ssl.ca.location"], "message.timeout.ms": 5000,
+                              "error_cb": errors.append})
+        reports: list[Any] = []
+        anonymous.produce("mtls", b"refused", on_delivery=lambda error, _message: reports.append(error))
+        anonymous.flush(20)
+        assert reports[0].code() == KafkaError._MSG_TIMED_OUT
+        assert errors and all(error.code() in (KafkaError._SSL, KafkaError._TRANSPORT, KafkaError._ALL_BROKERS_DOWN)
+                              for error in errors), errors
+    finally:
+        stop_process(popen)
+
+
+def scram_minimum() -> tuple[int, ...]:
+    """The librdkafka release the README says SCRAM needs."""
+    found = re.search(r"SCRAM needs librdkafka (\d+)\.(\d+)\.(\d+) or later", section())
+    assert found, "the Security section says which librdkafka SCRAM needs"
+    return tuple(int(part) for part in found.groups())
+
+
+def test_the_readme_says_which_librdkafka_scram_needs_and_that_debians_kcat_has_an_older_one() -> None:
+    bundled = tuple(int(part) for part in confluent_kafka.libversion()[0].split(".")[:3])
+    assert bundled >= scram_minimum()  # and the first test logs confluent-kafka in with SCRAM-SHA-512
+    kcat_row = re.search(r"\| kcat \| Debian's [\d.]+ \(librdkafka (\d+)\.(\d+)\.(\d+)\) \| (.*?) \|",
+                         README.read_text())
+    assert kcat_row, "the Clients table names Debian's kcat and its librdkafka"
+    assert tuple(int(part) for part in kcat_row.groups()[:3]) < scram_minimum()
+    assert "SCRAM" in kcat_row[4] and "refused" in kcat_row[4]
+
+
+@pytest.mark.kcat
+def test_kcat_logs_in_with_scram_as_the_readme_says_for_its_librdkafka(tmp_path: Path) -> None:
+    kcat = require_binary("kcat")
+    version = re.search(r"librdkafka (\d+)\.(\d+)\.(\d+)", run_client([kcat, "-V"]).check().stdout)
+    assert version
+    properties = re.search(r"```properties\n(.*?)```", section(), re.S).group(1)
+    popen, listeners = start_readme_broker(tmp_path, properties)
+    try:
+        settings = {**alice_settings(tmp_path), "message.timeout.ms": "10000"}
+        options = ["-b", f"localhost:{listeners['SASL_SSL']['advertised_port']}"]
+        for key, value in settings.items():
+            options += ["-X", f"{key}={value}"]
+        run = run_client([kcat, "-P", *options, "-t", "readme"], input="from kcat\n")
+        if tuple(int(part) for part in version.groups()) >= scram_minimum():
+            run.check()
+        else:
+            assert run.returncode != 0 and "Authentication failed" in run.stderr, run.describe()
     finally:
         stop_process(popen)
