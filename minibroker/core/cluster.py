@@ -420,6 +420,9 @@ class Cluster:
         validate_topic_name(name)
         if name in self.topics:
             raise KafkaError(ErrorCode.TOPIC_ALREADY_EXISTS, f"Topic '{name}' already exists.")
+        unset = next((config for config, value in new_topic.configs.items() if value is None), None)
+        if unset is not None:  # ReplicationControlManager.computeConfigChanges, before any value is parsed
+            raise KafkaError(ErrorCode.INVALID_CONFIG, f"Null value not supported for topic configs: {unset}")
         overrides = self.config.parse_topic_configs(new_topic.configs)
         if new_topic.assignments:
             if new_topic.replication_factor != -1:
