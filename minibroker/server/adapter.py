@@ -3,16 +3,19 @@
 Every decision (framing, order, backpressure, limits) is the state machine's (connection.py);
 this module reads the socket when `reading_wanted` says so, hands each request to
 `apis.dispatch.handle_frame`, arms the timer of a pending answer, and writes what the state
-machine has to send.
+machine has to send. Connections come from the listener's acceptor (acceptor.py), already counted
+against the connection limits; a TLS handshake runs before the first request.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import socket
 import ssl
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..apis.context import CloseConnection, Session
 from ..apis.dispatch import Answer, Deferred, NoReply, Reply, handle_frame
@@ -45,6 +48,8 @@ class Listener:
     authenticator: AuthenticatorFactory | None = None  # SASL_PLAINTEXT and SASL_SSL listeners
     sasl_max_receive_size: int = 524288  # sasl.server.max.receive.size
     connections: set[ConnectionAdapter] = field(default_factory=set)
+    # accepted and counted, transport not set up yet (a TLS handshake): reached by idle expiry and shutdown
+    handshaking: set[ConnectionAdapter] = field(default_factory=set)
     hook: RequestHook | None = None
     quotas: ConnectionQuotas | None = None
     request_memory: RequestMemory | None = None
@@ -57,7 +62,7 @@ class ConnectionAdapter(asyncio.BufferedProtocol):
     from it and copies only what it has to keep, so an idle connection holds a few hundred bytes.
     """
 
-    def __init__(self, listener: Listener) -> None:
+    def __init__(self, listener: Listener, admitted_ip: str | None = None) -> None:
         self.listener = listener
         self.cluster = listener.cluster
         self.node = listener.node
@@ -69,7 +74,9 @@ class ConnectionAdapter(asyncio.BufferedProtocol):
         self.transport: asyncio.Transport | None = None
         self.peer = "?"
         self.client_host = ""
-        self._admitted_ip: str | None = None  # counted by the quotas until the connection closes
+        self._admitted_ip = admitted_ip  # counted by the quotas (when accepted) until the connection closes
+        self._setup: asyncio.Task[Any] | None = None  # the transport's set-up, TLS handshake included
+        self._socket_taken = False  # the transport owns the accepted socket (and closes it)
         self._read_buffer = memoryview(listener.read_buffer)
         self._reading = True
         self._timer: asyncio.TimerHandle | None = None
@@ -79,25 +86,56 @@ class ConnectionAdapter(asyncio.BufferedProtocol):
         if self.authenticator is not None:
             self.state.limit_frames(listener.sasl_max_receive_size, "sasl.server.max.receive.size")
 
+    # -- setting up an accepted socket ----------------------------------------
+
+    def start(self, sock: socket.socket, address: tuple[str, int]) -> None:
+        """Serve a socket the acceptor admitted; on SSL and SASL_SSL listeners its TLS handshake comes first.
+
+        Until the transport is set up the connection is in `listener.handshaking`, where the idle expiry
+        reaches it (Kafka's Selector expires a channel still in its handshake) and so does shutdown.
+        """
+        self.peer = f"{address[0]}:{address[1]}"
+        self.client_host = self.session.client_host = f"/{address[0]}"  # Kafka shows hosts as "/127.0.0.1"
+        loop = asyncio.get_running_loop()
+        context = self.listener.ssl_context
+        if context is None:
+            setup = loop.connect_accepted_socket(self._take_socket, sock)
+        else:
+            timeout = handshake_timeout_s(self.cluster.config["connections.max.idle.ms"])
+            setup = loop.connect_accepted_socket(self._take_socket, sock, ssl=context, ssl_handshake_timeout=timeout)
+        self.listener.handshaking.add(self)
+        self._setup = loop.create_task(setup)
+        self._setup.add_done_callback(lambda task: self._set_up(task, sock))
+
+    def _take_socket(self) -> ConnectionAdapter:
+        self._socket_taken = True  # the loop builds the transport around the socket right after this call
+        return self
+
+    def _set_up(self, task: asyncio.Task[Any], sock: socket.socket) -> None:
+        """The transport is set up (connection_made ran), or it never will be: the connection ends here."""
+        self._setup = None
+        if self.transport is not None:
+            return  # connection_lost gives back what the connection holds
+        self.listener.handshaking.discard(self)
+        self._release_quota()
+        if not self._socket_taken:
+            sock.close()  # cancelled before the loop took it
+        if task.cancelled():
+            return  # closed by _close (idle expiry, test control, shutdown), which logged why
+        exc = task.exception()
+        if isinstance(exc, ssl.SSLError | TimeoutError):
+            reason = f"SSL handshake failed: {exc}" if isinstance(exc, ssl.SSLError) else "SSL handshake timed out"
+            log.info("closing connection from %s: %s", self.peer, reason)
+        else:
+            log.debug("connection from %s ended before it was set up: %r", self.peer, exc)
+        self.state.close("connection not set up")
+
     # -- asyncio callbacks -------------------------------------------------
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]  # uvloop's transports are not subclasses
+        self.listener.handshaking.discard(self)
         self.listener.connections.add(self)
-        peer = transport.get_extra_info("peername")
-        self.peer = f"{peer[0]}:{peer[1]}" if peer else "?"
-        self.client_host = f"/{peer[0]}" if peer else ""  # Kafka shows hosts as "/127.0.0.1"
-        self.session.client_host = self.client_host
-        quotas = self.listener.quotas
-        if quotas is not None and peer:
-            refused = quotas.admit(peer[0])
-            if refused is not None:
-                # SocketServer's wording; the count tells how many were refused since start-up
-                log.info("Rejected connection from /%s, %s; %d refused so far", peer[0], refused, quotas.rejected)
-                self.state.close(refused)
-                transport.close()
-                return
-            self._admitted_ip = peer[0]
         if self.listener.ssl_context is not None and not self._authenticate_certificate(transport):
             return
         if log.isEnabledFor(logging.DEBUG):
@@ -125,9 +163,7 @@ class ConnectionAdapter(asyncio.BufferedProtocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.state.close("connection lost")
-        if self.listener.quotas is not None and self._admitted_ip is not None:
-            self.listener.quotas.release(self._admitted_ip)
-            self._admitted_ip = None
+        self._release_quota()
         if self._request_log is not None:
             log.debug("connection from %s closed after %d requests", self.peer, self._request_log.served)
         self.listener.connections.discard(self)
@@ -164,6 +200,8 @@ class ConnectionAdapter(asyncio.BufferedProtocol):
         self.state.close("broker shutdown")
         if self.transport is not None:
             self.transport.abort()
+        elif self._setup is not None:
+            self._setup.cancel()
 
     def close_if_idle(self, now_ms: int, max_idle_ms: int) -> bool:
         """Close the connection when `Connection.idle_expired` says so (connections.max.idle.ms)."""
@@ -342,10 +380,26 @@ class ConnectionAdapter(asyncio.BufferedProtocol):
 
     def _close(self, reason: str) -> None:
         """Send what is ready, then close (the state machine may have decided it already: a bad frame)."""
-        if self.transport is None or self.transport.is_closing():
+        if self.transport is None:  # still in its TLS handshake
+            if self._setup is not None and not self.state.closed:
+                log.info("closing connection from %s: %s", self.peer, reason)
+                self.state.close(reason)
+                self._setup.cancel()
+            return
+        if self.transport.is_closing():
             return
         log.info("closing connection from %s: %s", self.peer, reason)
         self._flush()
         self.state.close(reason)
         self.transport.close()
 
+    def _release_quota(self) -> None:
+        if self.listener.quotas is not None and self._admitted_ip is not None:
+            self.listener.quotas.release(self._admitted_ip)
+            self._admitted_ip = None
+
+
+def handshake_timeout_s(max_idle_ms: int) -> float:
+    """The loop's own deadline for a TLS handshake: past `connections.max.idle.ms`, so that the idle expiry closes
+    a silent handshake first, as in Kafka, whose handshakes have no deadline of their own (a day when it is off)."""
+    return max_idle_ms / 1000 + 1 if max_idle_ms > 0 else 86_400.0

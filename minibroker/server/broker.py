@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import logging
 import ssl
 from collections.abc import Callable
@@ -16,6 +15,7 @@ from ..core.clock import Clock
 from ..core.cluster import Cluster, Endpoint, Node
 from ..core.config import KIP1269_CONFIGS, BrokerConfig, ConfigError
 from ..protocol.jaas import load_server_jaas
+from .acceptor import Acceptor, listening_sockets
 from .adapter import READ_BUFFER_SIZE, AuthenticatorFactory, ConnectionAdapter, Listener
 from .authenticator import SaslAuthenticator
 from .connection import RequestHook
@@ -182,7 +182,7 @@ class Broker:
         for node in cluster_nodes:
             node.release = node_releases.get(node.node_id, as_version)
         self.cluster = Cluster(cluster_config(config, cluster_nodes[0].release), clock, nodes=cluster_nodes)
-        self._servers: list[asyncio.base_events.Server] = []
+        self._acceptors: list[Acceptor] = []
         self._ticker: asyncio.Task[None] | None = None
         self._listeners: list[Listener] = []
         self._request_hook: RequestHook | None = None
@@ -249,7 +249,6 @@ class Broker:
 
     async def start(self) -> None:
         """Bind every node's listener and start the clock ticks."""
-        loop = asyncio.get_running_loop()
         # every connection of this broker reads into one buffer: they all run on this loop, and each
         # takes its frames from it before the next read (see ConnectionAdapter)
         read_buffer = bytearray(READ_BUFFER_SIZE)
@@ -268,15 +267,15 @@ class Broker:
                                                                                 "sasl.server.max.receive.size"),
                                     hook=self._request_hook, quotas=quotas, request_memory=request_memory)
                 self._listeners.append(listener)
-                server = await loop.create_server(
-                    functools.partial(ConnectionAdapter, listener),
-                    endpoint.bind_host or None, endpoint.bind_port or 0, reuse_address=True,
-                    backlog=self.cluster.config["socket.listen.backlog.size"], ssl=context,
-                )
-                endpoint.bind_port = server.sockets[0].getsockname()[1]
+                # our own listening sockets, so that a connection is counted when accepted (acceptor.py)
+                backlog = self.cluster.config["socket.listen.backlog.size"]
+                acceptor = Acceptor(listener, await listening_sockets(endpoint.bind_host, endpoint.bind_port or 0,
+                                                                      backlog), backlog)
+                endpoint.bind_port = acceptor.sockets[0].getsockname()[1]
                 if (node.node_id, endpoint.listener) in self._follow_bound_port:
                     endpoint.port = endpoint.bind_port
-                self._servers.append(server)
+                self._acceptors.append(acceptor)
+                acceptor.start()
             first = node.endpoints[0]
             node.host, node.port = first.host, first.port
             node.bind_host, node.bind_port = first.bind_host, first.bind_port
@@ -298,10 +297,13 @@ class Broker:
                 log.exception("periodic broker work failed")
 
     def _close_idle_connections(self) -> None:
-        """connections.max.idle.ms, as Kafka's Selector expires idle connections."""
+        """connections.max.idle.ms, as Kafka's Selector expires idle connections, those in a TLS handshake too."""
         now_ms, max_idle_ms = self.cluster.clock.now_ms(), self.cluster.config["connections.max.idle.ms"]
-        for connection in self.connections:
+        for connection in [*self.connections, *self._handshaking()]:
             connection.close_if_idle(now_ms, max_idle_ms)
+
+    def _handshaking(self) -> list[ConnectionAdapter]:
+        return [connection for listener in self._listeners for connection in listener.handshaking]
 
     async def stop(self) -> None:
         """Close listeners and connections."""
@@ -309,14 +311,13 @@ class Broker:
             self._ticker.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._ticker
-        for server in self._servers:
-            server.close()
-        for connection in self.connections:
+        for acceptor in self._acceptors:
+            acceptor.close()
+        for connection in [*self.connections, *self._handshaking()]:
             connection.abort()
-        for server in self._servers:
-            await server.wait_closed()
-        self._servers.clear()
+        self._acceptors.clear()
         self._listeners.clear()
+        await asyncio.sleep(0)  # the cancelled handshakes end (and close their sockets) before the loop may stop
 
     async def __aenter__(self) -> Broker:
         await self.start()

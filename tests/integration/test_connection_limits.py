@@ -224,3 +224,30 @@ def test_a_long_poll_of_a_closed_connection_stops_watching_the_log_at_its_deadli
             wait_until(lambda: broker.call(lambda: len(log._watchers)) == 1)
         # the client is gone before the answer; the wait still ends at max_wait_ms
         wait_until(lambda: broker.call(lambda: len(log._watchers)) == 0)
+
+
+def test_accept_errors_are_logged_and_the_listener_accepts_again_once_descriptors_are_free() -> None:
+    import os
+    import resource
+    import socket
+
+    process = start_broker()
+    try:
+        assert answers(process.host, process.port)
+        in_use = len(os.listdir(f"/proc/{process.pid}/fd"))
+        _soft, hard = resource.prlimit(process.pid, resource.RLIMIT_NOFILE)
+        resource.prlimit(process.pid, resource.RLIMIT_NOFILE, (in_use + 50, hard))  # out of descriptors at ~50
+        silent = []
+        try:
+            for _ in range(80):  # the kernel completes them all; the broker can accept only some
+                silent.append(socket.create_connection((process.host, process.port), timeout=10))
+            wait_until(lambda: "Error while accepting connection" in process.log_text(), timeout=20)
+            assert "Too many open files" in process.log_text()
+        finally:
+            for sock in silent:
+                sock.close()
+        # the descriptors are free again: the listener still serves (it waited, it was not closed)
+        wait_until(lambda: answers(process.host, process.port), timeout=20)
+    finally:
+        process.stop()
+

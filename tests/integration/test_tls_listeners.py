@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import logging
+import select
 import socket
 import ssl
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 
+from minibroker.core.clock import ManualClock
 from minibroker.core.config import ConfigError
 from minibroker.protocol.messages import ApiVersionsRequest
 from minibroker.testing.certs import make_broker_certificate, make_ca, make_client_certificate
@@ -180,3 +185,83 @@ def test_mutual_tls_with_kafka_python_gives_the_same_principal(pki: Any) -> None
             assert principals == {"User:CN=alice"}
         finally:
             producer.close()
+
+
+# -- connection limits before the handshake ---------------------------------------------------------------
+
+
+def closed_by_peer(sock: socket.socket) -> bool:
+    """Whether the broker closed `sock` (EOF or reset); it never sent anything else on a silent connection."""
+    if not select.select([sock], [], [], 0)[0]:
+        return False
+    try:
+        return sock.recv(1) == b""
+    except OSError:
+        return True
+
+
+def wait_until(condition: Callable[[], bool], timeout: float, message: str) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, message
+        time.sleep(0.05)
+
+
+def test_silent_connections_to_an_ssl_listener_are_counted_when_accepted(pki: Any,
+                                                                         caplog: pytest.LogCaptureFixture) -> None:
+    # Kafka's Acceptor counts a connection against max.connections.per.ip when it accepts it; a TLS connection
+    # that never starts its handshake is one all the same
+    caplog.set_level(logging.INFO, logger="minibroker.connection")
+    with BrokerThread(config=tls_config(pki, **{"max.connections.per.ip": "200"})) as broker:
+        sockets = [socket.create_connection(("127.0.0.1", ssl_port(broker))) for _ in range(300)]
+        try:
+            closed: set[socket.socket] = set()
+
+            def hundred_refused() -> bool:
+                closed.update(sock for sock in sockets if sock not in closed and closed_by_peer(sock))
+                return len(closed) >= 100
+
+            # well before the loop's own TLS handshake deadline (60 s), which used to be the first to close them
+            wait_until(hundred_refused, 20, "the connections over max.connections.per.ip were not refused")
+            assert len(closed) == 100 and not any(closed_by_peer(sock) for sock in sockets if sock not in closed)
+            assert "Rejected connection from /127.0.0.1, address already has the configured maximum of 200" in (
+                caplog.text)
+            assert broker.call(lambda: broker.broker.connections) == []  # none of them is set up
+        finally:
+            for sock in sockets:
+                sock.close()
+
+
+def test_a_silent_tls_handshake_is_closed_by_connections_max_idle_ms_and_frees_its_slot(pki: Any) -> None:
+    ca, _broker, _client = pki
+    clock = ManualClock()
+    config = tls_config(pki, **{"max.connections.per.ip": "50", "connections.max.idle.ms": "2000"})
+    with BrokerThread(clock=clock, config=config) as broker:
+        sockets = [socket.create_connection(("127.0.0.1", ssl_port(broker))) for _ in range(50)]
+        try:
+
+            def idle_time_passed_and_all_closed() -> bool:
+                broker.call(clock.advance, 2001)  # again and again: a connection accepted late is idle as well
+                return all(closed_by_peer(sock) for sock in sockets)
+
+            wait_until(idle_time_passed_and_all_closed, 20, "silent TLS connections outlived connections.max.idle.ms")
+        finally:
+            for sock in sockets:
+                sock.close()
+        # all 50 slots are free again: 50 TLS clients get their answers
+        context = ssl.create_default_context(cafile=str(ca.ca_path))
+        clients = [context.wrap_socket(socket.create_connection(("127.0.0.1", ssl_port(broker))),
+                                       server_hostname="localhost") for _ in range(50)]
+        try:
+            assert all(api_versions_over(tls) for tls in clients)
+        finally:
+            for tls in clients:
+                tls.close()
+
+
+def api_versions_over(tls: ssl.SSLSocket) -> bool:
+    wire = WireClient.__new__(WireClient)
+    wire.sock, wire.client_id, wire._correlation_id = tls, "tls", 0
+    return bool(wire.request(ApiVersionsRequest(client_software_name="t", client_software_version="1"),
+                             3).error_code == 0)
+
