@@ -65,11 +65,11 @@ def parse_overrides(spec: str) -> dict[str, int]:
 class RequestMemory:
     """`queued.max.request.bytes` (-1: unlimited), as Kafka's MemoryPool: bytes of requests being read.
 
-    A connection reserves a frame's whole declared size once its size prefix is in and the frame
-    has to be held across reads, and gives it back when the frame has been handled (a frame that
-    arrives whole is handled from the shared read buffer and holds nothing). A connection that
-    cannot reserve stops being read and is called back when memory is freed (Kafka mutes the
-    channel until the pool has room).
+    A connection reserves the request bytes it holds across reads: a frame's whole declared size once
+    its size prefix is in, and what arrived behind a request whose answer waits; it gives them back
+    as the frames are handled (a frame that arrives whole is handled from the shared read buffer and
+    holds nothing). A connection that cannot reserve stops being read and is called back when memory
+    is freed (Kafka mutes the channel until the pool has room).
     """
 
     def __init__(self, capacity: int) -> None:
