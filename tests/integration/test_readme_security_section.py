@@ -128,6 +128,12 @@ def test_the_readme_mutual_tls_settings_log_in_with_the_generated_client_certifi
                               for error in errors), errors
     finally:
         stop_process(popen)
+    # and the broker says so, as the README shows
+    shown = re.search(r"closing connection from [\d.:]+: SSL handshake failed:\s+\[SSL: ([A-Z_]+)\]", section())
+    assert shown, "the Security section shows the failed handshake's log line"
+    log = (tmp_path / "broker.log").read_text()
+    assert re.search(rf"INFO minibroker.connection: closing connection from 127\.0\.0\.1:\d+: SSL handshake failed: "
+                     rf"\[SSL: {shown[1]}\]", log), log
 
 
 def scram_minimum() -> tuple[int, ...]:
