@@ -32,7 +32,9 @@ from .options import OptionError, SinkOptions
 
 Header = tuple[str, bytes | None]
 ABORT_TIMEOUT_S = 10.0  # a failing task's own abort
-ABORT_QUIET_S = 3.0  # the driver's abort ends once no transaction of the job was seen open for this long
+# the driver's abort ends once no transaction of the job was seen open for this long: on a busy machine a late
+# task attempt (its Python worker starting) opened one more than 3 s after the last was fenced
+ABORT_QUIET_S = 10.0
 ABORT_POLL_S = 0.25
 
 
