@@ -224,7 +224,9 @@ class GroupCoordinator:
         self.partition_exists = partition_exists
         self.groups: dict[str, Group] = {}
         self.consumer = ConsumerGroupCoordinator(config, clock)
-        self._next_offset_expiry_check = 0
+        # Kafka schedules the first sweep one check interval after the coordinator loads, not at once: a sweep
+        # on the first tick deleted a group whose only member was between its KIP-394 joins
+        self._next_offset_expiry_check = clock.now_ms() + config["offsets.retention.check.interval.ms"]
 
     def _offsets_group(self, group_id: str) -> Group | ConsumerGroup | None:
         """The group of either type holding `group_id`'s offsets."""

@@ -110,6 +110,20 @@ def test_offsets_of_an_empty_group_expire_after_retention():
     assert "g" not in c.groups
 
 
+def test_the_first_offset_expiry_sweep_waits_a_check_interval_so_a_kip394_member_can_rejoin():
+    # Kafka schedules the first cleanup offsets.retention.check.interval.ms after the coordinator loads; a
+    # sweep on the first tick deleted a group whose only member was waiting to rejoin with its new id
+    c = coordinator(**{"offsets.retention.check.interval.ms": "1000"})
+    first = c.join("g", "", None, "client", "/127.0.0.1", 1000, 5000, "consumer", PROTOCOLS,
+                   require_known_member_id=True, supports_skip_assignment=True)
+    assert first.error is ErrorCode.MEMBER_ID_REQUIRED
+    c.clock.advance(999)
+    c.tick()
+    rejoined = c.join("g", first.member_id, None, "client", "/127.0.0.1", 1000, 5000, "consumer", PROTOCOLS,
+                      require_known_member_id=True, supports_skip_assignment=True)
+    assert joined(rejoined).error is ErrorCode.NONE
+
+
 def test_commit_during_completing_rebalance_is_rebalance_in_progress():
     c = coordinator()
     member = joined(join(c))
