@@ -155,6 +155,20 @@ def _run_step(step: Step, host: str, port: int, values: dict[str, Any],
     return Answer(step, answer, False, sent_at_ms, attempts)
 
 
+def check_followed(scenario: Scenario, answers: list[Answer]) -> None:
+    """RuntimeError unless the broker (Kafka) followed `scenario`: closed where a step expects it, answered
+    elsewhere, reached every `until`. A scenario Kafka itself does not follow is broken, not a difference."""
+    for answer in answers:
+        step = answer.step
+        if step.expect == "closed":
+            if not answer.closed:
+                raise RuntimeError(f"{scenario.name}/{step.name}: Kafka did not close the connection")
+        elif answer.closed:
+            raise RuntimeError(f"{scenario.name}/{step.name}: Kafka closed the connection")
+        elif step.until and lookup(answer.response, step.until["path"]) != step.until["equals"]:
+            raise RuntimeError(f"{scenario.name}/{step.name}: Kafka never reached {step.until}")
+
+
 # --- requests ------------------------------------------------------------------------------------
 
 def substitute(value: Any, values: dict[str, Any]) -> Any:
@@ -238,6 +252,8 @@ def _plain_value(value: Any) -> Any:
         return "hex:" + bytes(value).hex()
     if isinstance(value, (list, tuple)):
         return [_plain_value(item) for item in value]
+    if isinstance(value, (set, frozenset)):  # a bitfield (authorized operations): its members in order
+        return sorted(value)
     return value
 
 

@@ -3,10 +3,13 @@
 Both brokers get the same requests over the wire; both answers are decoded with minibroker's codec at the
 step's version, normalised (normalise.py) and compared field by field (compare.py). A difference fails
 unless ledger.json lists it with the reason it is intended; a ledger entry that no longer differs fails.
+Kafka's answers are also checked against the scenario's golden (goldens/<version>/, see golden.py), so the
+goldens test_replay.py compares with stay what Kafka answers.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -14,9 +17,9 @@ import pytest
 
 from minibroker.testing.process import BrokerProcess, start_broker
 
-from .compare import answer_differences, judge, load_ledger
-from .normalise import Normaliser
-from .scenario import Scenario, all_scenarios, lookup, run
+from .compare import judge, load_ledger, step_differences
+from .golden import RECORD_HINT, load_golden, recorded_steps, stale_reason
+from .scenario import Scenario, all_scenarios, check_followed, run
 
 # the first test also starts the reference: storage format and JVM start are bounded at 120 s each
 pytestmark = [pytest.mark.reference, pytest.mark.timeout(600)]
@@ -42,18 +45,26 @@ def test_scenario_answers_as_kafka(scenario: Scenario, kafka_reference: Any,
                                    minibroker_process: BrokerProcess) -> None:
     names = scenario.make_vars()
     kafka = run(scenario, kafka_reference.host, kafka_reference.port, names)
-    for answer in kafka:  # a scenario Kafka itself does not follow is a broken scenario, not a difference
-        step = answer.step
-        if step.expect == "closed":
-            if not answer.closed:
-                raise RuntimeError(f"{scenario.name}/{step.name}: Kafka did not close the connection")
-        elif answer.closed:
-            raise RuntimeError(f"{scenario.name}/{step.name}: Kafka closed the connection")
-        elif step.until and lookup(answer.response, step.until["path"]) != step.until["equals"]:
-            raise RuntimeError(f"{scenario.name}/{step.name}: Kafka never reached {step.until}")
+    check_followed(scenario, kafka)
     ours = run(scenario, minibroker_process.host, minibroker_process.port, names)
-    ours_names, kafka_names = Normaliser(names), Normaliser(names)
-    found = {ours_answer.step.name: answer_differences(ours_answer, kafka_answer, ours_names, kafka_names)
-             for ours_answer, kafka_answer in zip(ours, kafka, strict=True)}
+    kafka_steps = recorded_steps(kafka, names)
+    found = {ours_step["name"]: step_differences(ours_step, kafka_step)
+             for ours_step, kafka_step in zip(recorded_steps(ours, names), kafka_steps, strict=True)}
     verdict = judge(scenario.name, found, load_ledger())
     assert verdict.ok, f"{scenario.name} differs from Apache Kafka {kafka_reference.version}:\n{verdict.report()}"
+    _check_golden_is_current(scenario, kafka_reference.version, kafka_steps)
+
+
+def _check_golden_is_current(scenario: Scenario, kafka_version: str, kafka_steps: list[dict[str, Any]]) -> None:
+    """Kafka answers as its golden says (when the golden is of these steps): replay compares with the truth."""
+    golden = load_golden(kafka_version, scenario.name)
+    if golden is None or stale_reason(golden, scenario, kafka_version) is not None:
+        return  # test_replay.py names the missing or outdated golden
+    changed = [f"step {live['name']}: {difference.path}: live {json.dumps(difference.minibroker)} "
+               f"!= golden {json.dumps(difference.kafka)}"
+               for live, recorded in zip(kafka_steps, golden.steps, strict=True)
+               for difference in step_differences(live, recorded)]
+    assert not changed, (f"Apache Kafka {kafka_version} no longer answers {scenario.name} as its golden says"
+                         "; re-record it or make normalise.py cover the run-dependent "
+                         f"value:\n" + "\n".join(changed) + "\n" + RECORD_HINT.format(name=scenario.name,
+                                                                                  version=kafka_version))
