@@ -1,0 +1,131 @@
+import java.io.ByteArrayOutputStream;
+import java.io.FileDescriptor;
+import java.io.FileOutputStream;
+import java.io.OutputStream;
+import java.io.PrintStream;
+import java.lang.reflect.InvocationTargetException;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.locks.LockSupport;
+
+import org.apache.kafka.common.utils.Exit;
+
+/**
+ * Runs several of Kafka's command-line tools one after the other in one JVM (a JVM start costs seconds on a
+ * small machine): arguments are groups separated by ";", each a tool's main class followed by its arguments.
+ * Prints one JSON line per tool: {"tool": index, "exit": code, "out": stdout, "err": stderr}.
+ *
+ * Each tool runs in a thread of its own; its Exit.exit ends that tool only (exit code -1: it threw, -2: it
+ * did not finish in TOOL_TIMEOUT_S). Its standard output and error are
+ * captured by swapping the target of the streams installed before anything else (Scala's Console keeps the
+ * System.out it first saw, so the stream itself never changes).
+ */
+public final class ToolRunner {
+
+    /** A tool that neither returns nor exits within this is reported with exit code -2. */
+    private static final long TOOL_TIMEOUT_S = 90;
+
+    /** An OutputStream whose target can be swapped. */
+    private static final class Switch extends OutputStream {
+        volatile OutputStream target;
+
+        Switch(OutputStream target) { this.target = target; }
+
+        @Override public void write(int b) throws java.io.IOException { target.write(b); }
+
+        @Override public void write(byte[] b, int off, int len) throws java.io.IOException { target.write(b, off, len); }
+
+        @Override public void flush() throws java.io.IOException { target.flush(); }
+    }
+
+    /** The tool running now: where its Exit.exit code goes. */
+    private static volatile CompletableFuture<Integer> running = new CompletableFuture<>();
+
+    public static void main(String[] args) throws Exception {
+        PrintStream real = new PrintStream(new FileOutputStream(FileDescriptor.out), true, StandardCharsets.UTF_8);
+        Switch out = new Switch(OutputStream.nullOutputStream());
+        Switch err = new Switch(OutputStream.nullOutputStream());
+        System.setOut(new PrintStream(out, true, StandardCharsets.UTF_8));
+        System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
+        // Exit.exit never returns in a real run, and some tools call it inside a catch-all: the calling
+        // thread hands over the code and parks for good instead of unwinding through the tool's handlers.
+        Exit.Procedure exit = (code, message) -> {
+            running.complete(code);
+            while (true) LockSupport.park();
+        };
+        Exit.setExitProcedure(exit);
+        Exit.setHaltProcedure(exit);
+
+        List<List<String>> tools = new ArrayList<>();
+        List<String> current = new ArrayList<>();
+        for (String arg : args) {
+            if (arg.equals(";")) {
+                if (!current.isEmpty()) tools.add(current);
+                current = new ArrayList<>();
+            } else {
+                current.add(arg);
+            }
+        }
+        if (!current.isEmpty()) tools.add(current);
+
+        for (int index = 0; index < tools.size(); index++) {
+            List<String> tool = tools.get(index);
+            ByteArrayOutputStream stdout = new ByteArrayOutputStream();
+            ByteArrayOutputStream stderr = new ByteArrayOutputStream();
+            out.target = stdout;
+            err.target = stderr;
+            CompletableFuture<Integer> done = new CompletableFuture<>();
+            running = done;
+            Thread thread = new Thread(() -> {
+                try {
+                    Class.forName(tool.get(0)).getMethod("main", String[].class)
+                        .invoke(null, (Object) tool.subList(1, tool.size()).toArray(new String[0]));
+                    done.complete(0);  // returned without Exit.exit
+                } catch (InvocationTargetException e) {
+                    e.getCause().printStackTrace();
+                    done.complete(-1);
+                } catch (ReflectiveOperationException e) {
+                    e.printStackTrace();
+                    done.complete(-1);
+                }
+            }, "tool-" + index);
+            thread.setDaemon(true);
+            thread.start();
+            int code;
+            try {
+                code = done.get(TOOL_TIMEOUT_S, TimeUnit.SECONDS);
+            } catch (TimeoutException e) {
+                code = -2;
+            }
+            System.out.flush();
+            System.err.flush();
+            out.target = OutputStream.nullOutputStream();
+            err.target = OutputStream.nullOutputStream();
+            real.println("{\"tool\": " + index + ", \"exit\": " + code + ", \"out\": " + json(stdout) + ", \"err\": "
+                         + json(stderr) + "}");
+        }
+        real.flush();
+        Runtime.getRuntime().halt(0);  // parked tool threads and their clients' threads must not keep the JVM up
+    }
+
+    private static String json(ByteArrayOutputStream bytes) {
+        String text = bytes.toString(StandardCharsets.UTF_8);
+        StringBuilder b = new StringBuilder("\"");
+        for (char c : text.toCharArray()) {
+            switch (c) {
+                case '"': b.append("\\\""); break;
+                case '\\': b.append("\\\\"); break;
+                case '\n': b.append("\\n"); break;
+                case '\r': b.append("\\r"); break;
+                case '\t': b.append("\\t"); break;
+                default:
+                    if (c < 0x20) b.append(String.format("\\u%04x", (int) c)); else b.append(c);
+            }
+        }
+        return b.append('"').toString();
+    }
+}
