@@ -13,6 +13,7 @@ gets the controller's POLICY_VIOLATION and nothing is created (CreateTopicsReque
 
 from __future__ import annotations
 
+import uuid
 from collections import Counter
 from typing import Any
 
@@ -77,7 +78,8 @@ def _error(name: str, exc: KafkaError) -> Any:
 
 
 def _success(plan: TopicPlan, ctx: RequestContext, describable: bool) -> Any:
-    topic_id = plan.topic.topic_id if plan.topic is not None else None
+    # validate-only: Kafka's controller answers the id it drew for the topic it did not create
+    topic_id = plan.topic.topic_id if plan.topic is not None else uuid.uuid4()
     if not describable:
         # ReplicationControlManager.createTopic: created, but its configs and sizes are not the caller's to see
         return _Result(name=plan.name, topic_id=topic_id, error_code=0, error_message=None,

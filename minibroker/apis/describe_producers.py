@@ -10,9 +10,8 @@ NOT_LEADER_OR_FOLLOWER.
 
 from __future__ import annotations
 
-import re
-
 from ..core.acls import AclOperation, ResourceType
+from ..core.cluster import invalid_topic_reason
 from ..protocol.errors import ErrorCode, KafkaError
 from ..protocol.messages import DescribeProducersRequest, DescribeProducersResponse
 from .context import RequestContext
@@ -27,8 +26,6 @@ _Producer = _Partition.ProducerState
 # Kafka answers with ApiError(Errors.X), whose message is the error's default text
 TOPIC_AUTHORIZATION_FAILED_MESSAGE = "Topic authorization failed."
 UNKNOWN_TOPIC_OR_PARTITION_MESSAGE = "This server does not host this topic-partition."
-MAX_TOPIC_NAME_LENGTH = 249
-_LEGAL_TOPIC_NAME = re.compile(r"[a-zA-Z0-9._-]*")
 
 
 def handle(request: DescribeProducersRequest, ctx: RequestContext) -> DescribeProducersResponse:
@@ -69,7 +66,7 @@ def handle(request: DescribeProducersRequest, ctx: RequestContext) -> DescribePr
 def _topic_refusal(ctx: RequestContext, name: str) -> tuple[ErrorCode, str] | None:
     """The code and message every partition of a topic gets, else None (KafkaApis.checkValidTopic, READ, the
     metadata cache, in that order)."""
-    invalid = _invalid_topic_reason(name)
+    invalid = invalid_topic_reason(name)
     if invalid is not None:
         # ApiError.fromThrowable(InvalidTopicException) keeps the exception's message
         return ErrorCode.INVALID_TOPIC_EXCEPTION, f"Topic name is invalid: {invalid}"
@@ -77,17 +74,4 @@ def _topic_refusal(ctx: RequestContext, name: str) -> tuple[ErrorCode, str] | No
         return ErrorCode.TOPIC_AUTHORIZATION_FAILED, TOPIC_AUTHORIZATION_FAILED_MESSAGE
     if name not in ctx.cluster.topics:
         return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, UNKNOWN_TOPIC_OR_PARTITION_MESSAGE
-    return None
-
-
-def _invalid_topic_reason(name: str) -> str | None:
-    """Why Kafka 4's Topic.validate refuses `name` (its detectInvalidTopic wording), else None."""
-    if not name:
-        return "the empty string is not allowed"
-    if name in (".", ".."):
-        return f"'{name}' is not allowed"
-    if len(name.encode("utf-16-le")) // 2 > MAX_TOPIC_NAME_LENGTH:  # String.length(): UTF-16 code units
-        return f"the length of '{name}' is longer than the max allowed length {MAX_TOPIC_NAME_LENGTH}"
-    if not _LEGAL_TOPIC_NAME.fullmatch(name):
-        return f"'{name}' contains one or more characters other than ASCII alphanumerics, '.', '_' and '-'"
     return None

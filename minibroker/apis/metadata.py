@@ -65,7 +65,7 @@ def handle(request: MetadataRequest, ctx: RequestContext) -> MetadataResponse:
     # v0 asks for every topic with an empty list; v1+ with null
     wants_all = request.topics is None or (version == 0 and not request.topics)
     auto_create = request.allow_auto_topic_creation if version >= 4 else True
-    by_id: list[MetadataResponse.MetadataResponseTopic] = []  # never given authorized operations, as in Kafka
+    unknown_ids: list[MetadataResponse.MetadataResponseTopic] = []
     topics: list[MetadataResponse.MetadataResponseTopic] = []
     # KafkaApis.handleTopicMetadataRequest: topics the caller may not DESCRIBE are left out of "all topics"
     # and otherwise answered TOPIC_AUTHORIZATION_FAILED whether they exist or not; a topic that would be
@@ -76,18 +76,23 @@ def handle(request: MetadataRequest, ctx: RequestContext) -> MetadataResponse:
         topics = [topic_metadata(cluster, t) for t in cluster.topics.values() if t.name in visible]
     else:
         names: dict[str | None, None] = {}  # each name once, in the order first asked for
-        for wanted in request.topics:
-            if wanted.name is None and version >= 10 and wanted.topic_id not in (None, ZERO_UUID):
-                topic = cluster.topics_by_id.get(wanted.topic_id)
+        topic_ids = dict.fromkeys(wanted.topic_id for wanted in request.topics
+                                  if version >= 10 and wanted.topic_id not in (None, ZERO_UUID))
+        if topic_ids:
+            # one topic id makes the whole request a lookup by id: the names asked for are left out, the unknown
+            # ids come first, the known ones are answered as if asked for by name
+            for topic_id in topic_ids:
+                topic = cluster.topics_by_id.get(topic_id)
                 if topic is None:
-                    by_id.append(_error_topic(None, ErrorCode.UNKNOWN_TOPIC_ID, wanted.topic_id))
+                    unknown_ids.append(_error_topic(None, ErrorCode.UNKNOWN_TOPIC_ID, topic_id))
                 elif ctx.authorize(AclOperation.DESCRIBE, ResourceType.TOPIC, topic.name):
-                    by_id.append(topic_metadata(cluster, topic))
+                    names[topic.name] = None
                 else:  # topic ids are not secret: Kafka names the id
                     refused.append(_Topic(error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED, name=None,
                                           topic_id=topic.topic_id, is_internal=False, partitions=[],
                                           authorized_operations=NOT_REQUESTED))
-            else:
+        else:
+            for wanted in request.topics:
                 names[wanted.name] = None
         visible = ctx.authorized_names(AclOperation.DESCRIBE, ResourceType.TOPIC, (n or "" for n in names))
         may_create = _creatable(ctx, [n or "" for n in names if (n or "") in visible], auto_create)
@@ -114,7 +119,7 @@ def handle(request: MetadataRequest, ctx: RequestContext) -> MetadataResponse:
                  for n in cluster.nodes],
         cluster_id=cluster.cluster_id,
         controller_id=cluster.controller_id,
-        topics=by_id + topics,
+        topics=unknown_ids + topics,
         authorized_operations=cluster_operations,
         error_code=0,
     )

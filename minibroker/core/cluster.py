@@ -148,22 +148,29 @@ class Topic:
     config_cache_for: tuple[int, Mapping[str, Any] | None] = field(default=(-1, None), repr=False)
 
 
-def validate_topic_name(name: str | None) -> None:
-    """KafkaError(INVALID_TOPIC_EXCEPTION) unless `name` is a legal topic name."""
+def invalid_topic_reason(name: str) -> str | None:
+    """Why Topic.validate refuses `name` (its detectInvalidTopic wording), else None."""
     if not name:
-        raise KafkaError(ErrorCode.INVALID_TOPIC_EXCEPTION, "Topic name is illegal, it can't be empty")
+        return "the empty string is not allowed"
     if name in (".", ".."):
-        raise KafkaError(ErrorCode.INVALID_TOPIC_EXCEPTION, "Topic name cannot be \".\" or \"..\"")
-    if len(name) > MAX_TOPIC_NAME_LENGTH:
-        raise KafkaError(
-            ErrorCode.INVALID_TOPIC_EXCEPTION,
-            f"Topic name is illegal, it can't be longer than {MAX_TOPIC_NAME_LENGTH} characters, topic name: {name}",
-        )
-    if not LEGAL_TOPIC_CHARS.match(name):
-        raise KafkaError(
-            ErrorCode.INVALID_TOPIC_EXCEPTION,
-            f"Topic name {name} is illegal, it contains a character other than ASCII alphanumerics, '.', '_' and '-'",
-        )
+        return f"'{name}' is not allowed"
+    if len(name.encode("utf-16-le")) // 2 > MAX_TOPIC_NAME_LENGTH:  # String.length(): UTF-16 code units
+        return f"the length of '{name}' is longer than the max allowed length {MAX_TOPIC_NAME_LENGTH}"
+    if not LEGAL_TOPIC_CHARS.fullmatch(name):  # fullmatch: '$' would let a trailing newline through
+        return f"'{name}' contains one or more characters other than ASCII alphanumerics, '.', '_' and '-'"
+    return None
+
+
+def validate_topic_name(name: str | None) -> None:
+    """KafkaError(INVALID_TOPIC_EXCEPTION) unless `name` is a legal topic name, with Topic.validate's message."""
+    reason = invalid_topic_reason(name or "")
+    if reason is not None:
+        raise KafkaError(ErrorCode.INVALID_TOPIC_EXCEPTION, f"Topic name is invalid: {reason}")
+
+
+def collision_key(name: str) -> str:
+    """Topic.unifyCollisionChars: '.' and '_' are one character in metric names, so such names collide."""
+    return name.replace(".", "_")
 
 
 def java_string_hash(key: str) -> int:
@@ -236,6 +243,8 @@ class Cluster:
         self.cluster_id = cluster_id or base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
         self.topics: dict[str, Topic] = {}
         self.topics_by_id: dict[uuid.UUID, Topic] = {}
+        # ReplicationControlManager.topicsWithCollisionChars: names holding '.' or '_', by collision_key
+        self._colliding_names: dict[str, set[str]] = {}
         self._producer_ids = itertools.count(1000)
         # as Kafka, the first retention check comes one interval after start-up, not at once
         self._next_retention_check = self.clock.now_ms() + self.config["log.retention.check.interval.ms"]
@@ -417,9 +426,15 @@ class Cluster:
     def plan_topic(self, new_topic: NewTopic) -> TopicPlan:
         """Validate one topic creation as ReplicationControlManager does, creating nothing; KafkaError if refused."""
         name = new_topic.name
-        validate_topic_name(name)
         if name in self.topics:
             raise KafkaError(ErrorCode.TOPIC_ALREADY_EXISTS, f"Topic '{name}' already exists.")
+        # ReplicationControlManager.validateNewTopicNames: a collision replaces Topic.validate's refusal; of the
+        # colliding names Kafka takes its set's first, here the least, to be deterministic
+        colliding = self._colliding_names.get(collision_key(name))
+        if colliding:
+            raise KafkaError(ErrorCode.INVALID_TOPIC_EXCEPTION,
+                             f"Topic '{name}' collides with existing topic: {min(colliding)}")
+        validate_topic_name(name)
         unset = next((config for config, value in new_topic.configs.items() if value is None), None)
         if unset is not None:  # ReplicationControlManager.computeConfigChanges, before any value is parsed
             raise KafkaError(ErrorCode.INVALID_CONFIG, f"Null value not supported for topic configs: {unset}")
@@ -461,7 +476,8 @@ class Cluster:
                 ErrorCode.INVALID_REPLICATION_FACTOR,
                 f"Unable to replicate the partition {replication_factor} time(s): "
                 f"The target replication factor of {replication_factor} cannot be reached because only "
-                f"{len(self.nodes)} broker(s) are registered.",
+                f"{len(self.nodes)} broker(s) are registered or some brokers have all their log directories "
+                f"cordoned.",
             )
         return TopicPlan(name, num_partitions, replication_factor, overrides)
 
@@ -490,6 +506,8 @@ class Cluster:
         self._add_partitions(topic, plan.num_partitions, plan.replicas, first_slot)
         self.topics[plan.name] = topic
         self.topics_by_id[topic.topic_id] = topic
+        if "." in plan.name or "_" in plan.name:
+            self._colliding_names.setdefault(collision_key(plan.name), set()).add(plan.name)
         plan.topic = topic
         return topic
 
@@ -573,6 +591,11 @@ class Cluster:
         if topic is None:
             raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "This server does not host this topic-partition.")
         del self.topics_by_id[topic.topic_id]
+        colliding = self._colliding_names.get(collision_key(name))
+        if colliding is not None:
+            colliding.discard(name)
+            if not colliding:
+                del self._colliding_names[collision_key(name)]
         self.groups.forget_topic(name)
         return topic
 
