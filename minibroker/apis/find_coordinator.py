@@ -20,7 +20,8 @@ GROUP, TRANSACTION = 0, 1
 
 # v1-3 carry Errors.message() in error_message (KafkaApis.handleFindCoordinatorRequestLessThanV4 sets it on
 # success, FindCoordinatorResponse.prepareOldResponse on a refusal): an error's default text, and for NONE,
-# which has no exception, the enum's name. v4+ leave each key's message null.
+# which has no exception, the enum's name. v4+ leave each key's message at the schema's default "" (Kafka
+# 4.3.1 answers so), except on the whole-request error path (an unknown key type), which fills Errors.message().
 _OLD_RESPONSE_MESSAGES = {
     ErrorCode.NONE: "NONE",
     ErrorCode.GROUP_AUTHORIZATION_FAILED: "Group authorization failed.",
@@ -34,12 +35,20 @@ _OLD_RESPONSE_MESSAGES = {
 def handle(request: FindCoordinatorRequest, ctx: RequestContext) -> FindCoordinatorResponse:
     key_type = request.key_type if ctx.api_version >= 1 else GROUP
     if ctx.api_version >= 4:
+        if key_type not in (GROUP, TRANSACTION):
+            # CoordinatorType.forId throws for the first key: FindCoordinatorRequest.getErrorResponse answers
+            # every key with the error and its default message
+            message = _OLD_RESPONSE_MESSAGES[ErrorCode.INVALID_REQUEST]
+            return FindCoordinatorResponse(throttle_time_ms=0, coordinators=[
+                FindCoordinatorResponse.Coordinator(key=key, node_id=-1, host="", port=-1,
+                                                    error_code=ErrorCode.INVALID_REQUEST, error_message=message)
+                for key in request.coordinator_keys])
         coordinators = []
         for key in request.coordinator_keys:
             code, node = _lookup(ctx, key, key_type)
             coordinators.append(FindCoordinatorResponse.Coordinator(
                 key=key, node_id=node.node_id if node else -1, host=ctx.address(node)[0] if node else "",
-                port=ctx.address(node)[1] if node else -1, error_code=code, error_message=None))
+                port=ctx.address(node)[1] if node else -1, error_code=code, error_message=""))
         return FindCoordinatorResponse(throttle_time_ms=0, coordinators=coordinators)
     code, node = _lookup(ctx, request.key, key_type)
     return FindCoordinatorResponse(throttle_time_ms=0, error_code=code, error_message=_OLD_RESPONSE_MESSAGES.get(code),

@@ -1,7 +1,8 @@
 """InitProducerId (22): a producer id and epoch for idempotent and transactional producers.
 
 With an authorizer: WRITE on the transactional id, or for an idempotent producer IDEMPOTENT_WRITE on
-the cluster or WRITE on any topic (KafkaApis.handleInitProducerIdRequest).
+the cluster or WRITE on any topic (KafkaApis.handleInitProducerIdRequest). From v3 a producer id without an
+epoch, or an epoch without an id, is INVALID_REQUEST (KIP-360), as Kafka 4.3.1 answers.
 """
 
 from __future__ import annotations
@@ -16,12 +17,19 @@ API_KEY = 22
 MIN_VERSION, MAX_VERSION = 0, 5
 
 PRODUCER_FENCED_FROM = 4
+NO_PRODUCER_ID, NO_PRODUCER_EPOCH = -1, -1
 
 
 def handle(request: InitProducerIdRequest, ctx: RequestContext) -> InitProducerIdResponse:
     refusal = _authorization_error(request, ctx)
     if refusal is not None:
         return InitProducerIdResponse(throttle_time_ms=0, error_code=refusal, producer_id=-1, producer_epoch=-1)
+    no_id, no_epoch = request.producer_id == NO_PRODUCER_ID, request.producer_epoch == NO_PRODUCER_EPOCH
+    if ctx.api_version >= 3 and no_id != no_epoch:
+        # KafkaApis: a producer id without an epoch, or an epoch without an id, is INVALID_REQUEST for idempotent
+        # and transactional producers alike, before the coordinator is asked
+        return InitProducerIdResponse(throttle_time_ms=0, error_code=ErrorCode.INVALID_REQUEST, producer_id=-1,
+                                      producer_epoch=-1)
     if request.transactional_id is None:
         # As in Kafka, an idempotent producer always gets a fresh id at epoch 0,
         # whatever (producer id, epoch) it presents.

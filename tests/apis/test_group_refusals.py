@@ -167,7 +167,7 @@ def test_find_coordinator_v1_to_v3_success_carries_the_message_none() -> None:
         txn = call(c, FindCoordinatorRequest(key="t", key_type=1), version)
         assert (txn.error_code, txn.error_message) == (0, "NONE")
     batched = call(c, FindCoordinatorRequest(key_type=0, coordinator_keys=["g"]), 4).coordinators[0]
-    assert (batched.error_code, batched.error_message) == (0, None)  # v4+ leaves each key's message null
+    assert (batched.error_code, batched.error_message) == (0, "")  # v4+ leaves each key's message at ""
     assert call(c, FindCoordinatorRequest(key="g"), 0).error_code == 0  # v0 has no message
     # an unknown key type is FindCoordinatorRequest.getErrorResponse: prepareOldResponse with Errors.message()
     unknown = call(c, FindCoordinatorRequest(key="g", key_type=7), 3)

@@ -5,7 +5,7 @@ order of first appearance within a scenario ("node:0", "topic-id:0", ...), so th
 equal whatever the actual values:
 
 - cluster id; the finalized features epoch (Kafka's is the offset its metadata log has reached)
-- node ids (in every field that holds one), hosts and ports
+- node ids (in every field that holds one), hosts and ports (not the "" host and -1 port of no node)
 - topic ids (the zero UUID stays as it is), member ids (the client-id prefix is kept), producer ids, fetch
   session ids
 - timestamps within TIMESTAMP_TOLERANCE_MS of when the step ran (a pinned timestamp compares exactly)
@@ -82,9 +82,9 @@ class Normaliser:
             return "<metadata offset>"  # Kafka's is its metadata log's offset, which grows all the time
         if name in NODE_ID_FIELDS and isinstance(value, int) and value >= 0:
             return self.logical("node", value)
-        if name == "host":
-            return "<host>"
-        if name == "port":
+        if name == "host" and value != "":
+            return "<host>"  # "" (no node) is compared as it is
+        if name == "port" and value != -1:
             return "<port>"
         if name == "topic_id" and value != ZERO_UUID:
             return self.logical("topic-id", value)
