@@ -4,7 +4,8 @@ Mirrors Kafka 4's path: ConfigAdminManager.preprocess on the receiving broker (d
 broker id, DynamicBrokerConfig's checks of broker configs), then on the controller
 ControllerApis.authorizeAlterResource (ALTER_CONFIGS on a TOPIC or GROUP resource itself, on the cluster for
 BROKER and CLIENT_METRICS; a refused resource changes nothing) and
-ConfigurationControlManager.legacyAlterConfigs (topic configs validated as LogConfig.validate does). Every
+ConfigurationControlManager.legacyAlterConfigs (topic configs validated as LogConfig.validate does, group
+configs as GroupConfig.validate does). Every
 check and every change goes through the config registry (core/config.py).
 """
 
@@ -62,5 +63,10 @@ def _alter(resource: Any, validate_only: bool, ctx: RequestContext) -> None:
     elif resource.resource_type == config_resources.BROKER:
         node_id = config_resources.alter_broker_target(ctx.node, resource.resource_name)
         config.alter_dynamic(node_id, raw, validate_only)
+    elif resource.resource_type == config_resources.GROUP:
+        config_resources.group_target(ctx.node, resource.resource_name, altering=True)
+        layer = config.parse_group_configs(raw)
+        if not validate_only:
+            config.set_group_configs(resource.resource_name, layer)
     else:  # AlterConfigs never served BROKER_LOGGER (KIP-412 added it to IncrementalAlterConfigs only)
         raise config_resources.unserved_type(resource.resource_type, f"Unknown resource type {resource.resource_type}")

@@ -12,6 +12,7 @@ from ..core.acls import AclOperation, ResourceType
 from ..core.cluster import Cluster, Node, Topic
 from ..protocol.errors import ErrorCode, KafkaError
 from .context import RequestContext
+from .releases import release
 
 TOPIC = 2
 BROKER = 4
@@ -57,6 +58,16 @@ def resolve_topic(cluster: Cluster, name: str) -> Topic:
     if topic is None:
         raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"Topic '{name}' does not exist.")
     return topic
+
+
+def group_target(node: Node, name: str, altering: bool) -> None:
+    """KafkaError unless a GROUP resource names a group (ConfigHelper, ConfigAdminManager); a node speaking as a
+    release before 4.0 refuses the type as minibroker always did (group configs are Kafka 4's, KIP-848)."""
+    if not release(node.release).kip896:
+        raise unserved_type(GROUP, "")
+    if name == "":
+        raise KafkaError(ErrorCode.INVALID_REQUEST, "Default group resources are not allowed." if altering
+                         else "Group name must not be empty")
 
 
 def _broker_id(name: str, what: str) -> int:

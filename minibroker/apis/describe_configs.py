@@ -3,7 +3,8 @@ synonyms, types and docs.
 
 Mirrors Kafka's ConfigHelper.describeConfigs: a TOPIC lists every topic config (LogConfig), BROKER "<id>"
 every broker config of the receiving node (read-only ones included), BROKER "" only the dynamic
-cluster defaults that are set; values, sources and synonyms come from the config registry (core/config.py).
+cluster defaults that are set, a GROUP every group config (Kafka 4; a group never configured, or that does
+not exist, shows the broker's defaults); values, sources and synonyms come from the config registry (core/config.py).
 Authorized first, as ConfigHelper.handleDescribeConfigsRequest: DESCRIBE_CONFIGS on a TOPIC or GROUP
 resource itself, on the cluster for BROKER, BROKER_LOGGER and CLIENT_METRICS; a refused resource is answered after the
 described ones with TOPIC_, GROUP_ or CLUSTER_AUTHORIZATION_FAILED and nothing looked up. A resource type
@@ -48,7 +49,8 @@ def handle(request: DescribeConfigsRequest, ctx: RequestContext) -> DescribeConf
             continue
         try:
             configs = _describe(resource, request, ctx)
-            results.append(_Result(error_code=0, error_message=None, resource_type=resource.resource_type,
+            # ConfigHelper answers a described resource with an empty message, not a null one
+            results.append(_Result(error_code=0, error_message="", resource_type=resource.resource_type,
                                    resource_name=resource.resource_name, configs=configs))
         except KafkaError as exc:
             results.append(_error(resource, exc))
@@ -81,6 +83,11 @@ def _describe(resource: Any, request: DescribeConfigsRequest, ctx: RequestContex
         else:
             entries = [config.describe(name, per_node=False) for name in sorted(config.dynamic_default)
                        if not keys or name in keys]
+    elif resource.resource_type == config_resources.GROUP:
+        # any group id, a group that does not exist included: its configs are the broker's defaults
+        config_resources.group_target(ctx.node, resource.resource_name, altering=False)
+        entries = [config.describe_group(resource.resource_name, name)
+                   for name in config.group_names() if not keys or name in keys]
     elif resource.resource_type == config_resources.BROKER_LOGGER:
         config_resources.describe_logger_target(ctx.node, resource.resource_name)
         return []  # minibroker logs through Python logging; it has no log4j loggers to list

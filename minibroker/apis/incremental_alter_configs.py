@@ -4,7 +4,8 @@ Mirrors Kafka 4's path: ConfigAdminManager.preprocess on the receiving broker (d
 broker id, prepareIncrementalConfigs and DynamicBrokerConfig's checks for broker configs, log4j levels for
 BROKER_LOGGER after ALTER_CONFIGS on the cluster), then on the controller ControllerApis.authorizeAlterResource
 (ALTER_CONFIGS on a TOPIC or GROUP resource itself, on the cluster for BROKER and CLIENT_METRICS; a refused
-resource changes nothing) and ConfigurationControlManager.incrementalAlterConfigs for topics. Every check
+resource changes nothing) and ConfigurationControlManager.incrementalAlterConfigs for topics and groups
+(GroupConfig.validate: names, values, the broker's bounds). Every check
 and every change goes through the config registry (core/config.py).
 """
 
@@ -70,5 +71,10 @@ def _alter(resource: Any, validate_only: bool, ctx: RequestContext) -> None:
     elif resource.resource_type == config_resources.BROKER:
         node_id = config_resources.alter_broker_target(ctx.node, resource.resource_name)
         config.incremental_alter_dynamic(node_id, ops, validate_only)
+    elif resource.resource_type == config_resources.GROUP:  # a group that does not exist (yet) may have configs
+        config_resources.group_target(ctx.node, resource.resource_name, altering=True)
+        layer = config.incremental_group_configs(resource.resource_name, ops)
+        if not validate_only:
+            config.set_group_configs(resource.resource_name, layer)
     else:
         raise config_resources.unserved_type(resource.resource_type, f"Unknown resource type {resource.resource_type}")

@@ -28,7 +28,7 @@ from typing import Any
 
 from ..protocol.errors import ErrorCode, KafkaError
 from .acls import STANDARD_AUTHORIZER, AclError, parse_super_users
-from .config_table import BROKER_TABLE, TOPIC_TABLE
+from .config_table import BROKER_TABLE, GROUP_TABLE, TOPIC_TABLE
 from .listeners import ListenerConfigError, advertised_listeners, parse_listeners, parse_protocol_map
 
 LONG_MAX = 2**63 - 1
@@ -61,6 +61,8 @@ class ConfigSource(IntEnum):
     STATIC_BROKER_CONFIG = 4
     DEFAULT_CONFIG = 5
     DYNAMIC_BROKER_LOGGER_CONFIG = 6
+    DYNAMIC_CLIENT_METRICS_CONFIG = 7
+    DYNAMIC_GROUP_CONFIG = 8
 
 
 class UpdateMode(Enum):
@@ -455,6 +457,81 @@ def _topic_configs() -> dict[str, ConfigDef]:
 BROKER_CONFIGS: dict[str, ConfigDef] = _broker_configs()
 TOPIC_CONFIGS: dict[str, ConfigDef] = _topic_configs()
 
+# Kafka 4.3.1's documentation of each group config, as DescribeConfigs returns it
+_GROUP_DOCS = {
+    'consumer.session.timeout.ms':
+        'The timeout to detect client failures when using the consumer group protocol.',
+    'consumer.assignment.interval.ms':
+        'The interval between assignment updates for a consumer group.',
+    'share.auto.offset.reset':
+        'The strategy to initialize the share-partition start offset. <ul><li>earliest: automatically reset the offset to the earliest offset</li><li>latest: automatically reset the offset to the latest offset</li><li>by_duration:&lt;duration&gt;: automatically reset the offset to a configured duration from the current timestamp. &lt;duration&gt; must be specified in ISO8601 format (PnDTnHnMn.nS). Negative duration is not allowed.</li><li>anything else: throw exception to the share consumer.</li></ul>',  # noqa: E501 (Kafka's text)
+    'share.renew.acknowledge.enable':
+        'Whether the renew acknowledge type is enabled for the share group.',
+    'streams.initial.rebalance.delay.ms':
+        'The amount of time the group coordinator will wait for more streams clients to join a new group before performing the first rebalance. A longer delay means potentially fewer rebalances.',  # noqa: E501 (Kafka's text)
+    'share.session.timeout.ms':
+        'The timeout to detect client failures when using the share group protocol.',
+    'streams.assignment.interval.ms':
+        'The interval between assignment updates for a streams group.',
+    'share.heartbeat.interval.ms':
+        'The heartbeat interval given to the members of a share group.',
+    'streams.heartbeat.interval.ms':
+        'The heartbeat interval given to the members.',
+    'share.delivery.count.limit':
+        'The maximum number of delivery attempts for a record delivered to a share group.',
+    'consumer.heartbeat.interval.ms':
+        'The heartbeat interval given to the members of a consumer group.',
+    'share.record.lock.duration.ms':
+        'The record acquisition lock duration in milliseconds for share groups.',
+    'share.assignment.interval.ms':
+        'The interval between assignment updates for a share group.',
+    'share.isolation.level':
+        'Controls how to read records written transactionally. If set to "read_committed", the share group will only deliver transactional records which have been committed. If set to "read_uncommitted", the share group will return all messages, even transactional messages which have been aborted. Non-transactional records will be returned unconditionally in either mode.',  # noqa: E501 (Kafka's text)
+    'streams.session.timeout.ms':
+        'The timeout to detect client failures when using the streams group protocol.',
+    'share.partition.max.record.locks':
+        'Share-group record lock limit per share-partition.',
+    'streams.num.standby.replicas':
+        'The number of standby replicas for each task.',
+}
+
+# The group configs minibroker acts on: the KIP-848 consumer group's session timeout and heartbeat interval
+# (core/consumer_groups.py). The share and streams ones are for groups minibroker does not implement, and
+# consumer.assignment.interval.ms batches assignment updates minibroker makes at once: Kafka's default only.
+_IMPLEMENTED_GROUP = frozenset({"consumer.session.timeout.ms", "consumer.heartbeat.interval.ms"})
+
+
+def _group_configs() -> dict[str, ConfigDef]:
+    configs: dict[str, ConfigDef] = {}
+    for name, kind, default, valid, synonym in _rows(GROUP_TABLE):
+        support = Support.IMPLEMENTED if name in _IMPLEMENTED_GROUP else Support.UNSUPPORTED
+        definition = ConfigDef(name, _TYPES[kind], None, valid, support=support,
+                               broker_synonym=None if synonym == "-" else synonym, doc=_GROUP_DOCS[name])
+        configs[name] = _with_default(definition, default)
+    return configs  # in Kafka's order, not sorted
+
+
+GROUP_CONFIGS: dict[str, ConfigDef] = _group_configs()
+
+# GroupConfig.validateValues: (group config, broker config bounding it from below, from above)
+_GROUP_BOUNDS = (
+    ("consumer.heartbeat.interval.ms", "group.consumer.min.heartbeat.interval.ms",
+     "group.consumer.max.heartbeat.interval.ms"),
+    ("consumer.session.timeout.ms", "group.consumer.min.session.timeout.ms", "group.consumer.max.session.timeout.ms"),
+    ("share.heartbeat.interval.ms", "group.share.min.heartbeat.interval.ms", "group.share.max.heartbeat.interval.ms"),
+    ("share.session.timeout.ms", "group.share.min.session.timeout.ms", "group.share.max.session.timeout.ms"),
+    ("share.record.lock.duration.ms", "group.share.min.record.lock.duration.ms",
+     "group.share.max.record.lock.duration.ms"),
+    ("streams.heartbeat.interval.ms", "group.streams.min.heartbeat.interval.ms",
+     "group.streams.max.heartbeat.interval.ms"),
+    ("streams.session.timeout.ms", "group.streams.min.session.timeout.ms", "group.streams.max.session.timeout.ms"),
+    ("streams.num.standby.replicas", None, "group.streams.max.standby.replicas"),
+)
+# GroupConfig.validateValues: (session timeout, heartbeat interval) that must be greater than it
+_GROUP_SESSION_OVER_HEARTBEAT = (("consumer.session.timeout.ms", "consumer.heartbeat.interval.ms"),
+                                 ("share.session.timeout.ms", "share.heartbeat.interval.ms"),
+                                 ("streams.session.timeout.ms", "streams.heartbeat.interval.ms"))
+
 # Read for each node (the partition leader's), so a simulated cluster can mix producer-state designs
 PER_NODE_CONFIGS = frozenset({"producer.state.mode", "max.in.flight.sequence.number.per.connection"})
 
@@ -545,12 +622,12 @@ class ConfigEntry:
 
     def rendered_synonyms(self) -> list[tuple[str, str | None, ConfigSource]]:
         """The synonyms as DescribeConfigs lists them (no values for sensitive configs)."""
-        return [(name, None if self.definition.sensitive else _definition(name).render(value), source)
+        return [(name, None if self.definition.sensitive else _definition(name, self.definition).render(value), source)
                 for name, value, source in self.synonyms]
 
 
-def _definition(name: str) -> ConfigDef:
-    return BROKER_CONFIGS.get(name) or TOPIC_CONFIGS[name]
+def _definition(name: str, fallback: ConfigDef) -> ConfigDef:
+    return BROKER_CONFIGS.get(name) or TOPIC_CONFIGS.get(name) or GROUP_CONFIGS.get(name) or fallback
 
 
 Layer = dict[str, Any]
@@ -568,6 +645,7 @@ class BrokerConfig:
         self.static: Layer = {}
         self.dynamic_default: Layer = {}
         self.dynamic_node: dict[int, Layer] = {}
+        self.groups: dict[str, Layer] = {}  # GROUP resources' configs, by group id (set or not, a group may exist)
         self.version = 0  # bumped by every change of a dynamic layer, so readers can cache effective values
         # `listener.name.<listener>.<config>`: a config for one listener only (Kafka's ListenerName.configPrefix)
         self.listener_static: dict[str, Layer] = {}
@@ -925,6 +1003,87 @@ class BrokerConfig:
     def delete_dynamic(self, name: str, *, node_level: bool) -> None:
         """DELETE one dynamic broker config so the next layer shows through."""
         self.incremental_alter_dynamic(self.node_id if node_level else None, [(name, DELETE, None)])
+
+
+    # -- group configs (GroupConfig, GroupConfigManager) ------------------------------------------------------
+
+    def group_value(self, group_id: str, name: str) -> Any:
+        """Group config `name` of group `group_id`: its override, else the broker config it defaults to."""
+        overrides = self.groups.get(group_id)
+        if overrides and name in overrides:
+            return overrides[name]
+        return self._group_default(name)
+
+    def _group_default(self, name: str) -> Any:
+        definition = GROUP_CONFIGS[name]
+        synonym = definition.broker_synonym
+        if synonym is not None and synonym in BROKER_CONFIGS:
+            return self.value(synonym)
+        return definition.default
+
+    def group_names(self) -> list[str]:
+        """Every group config, in the order Kafka lists them."""
+        return list(GROUP_CONFIGS)
+
+    def configured_groups(self) -> list[str]:
+        """The groups that have configs set (ListConfigResources), sorted."""
+        return sorted(self.groups)
+
+    def describe_group(self, group_id: str, name: str) -> ConfigEntry:
+        """Group config `name` of `group_id` as DescribeConfigs shows it (ConfigHelper.createGroupConfigEntry)."""
+        definition = GROUP_CONFIGS[name]
+        synonyms: list[tuple[str, Any, ConfigSource]] = []
+        overrides = self.groups.get(group_id, {})
+        if name in overrides:
+            synonyms.append((name, overrides[name], ConfigSource.DYNAMIC_GROUP_CONFIG))
+        synonym = definition.broker_synonym
+        if synonym is not None and synonym in BROKER_CONFIGS:
+            synonyms.extend(self._synonyms(synonym, None, None))
+        else:  # a broker config of Kafka 4.3 (not in the 4.2 table) or none: the default, under the broker name if any
+            synonyms.append((synonym or name, definition.default, ConfigSource.DEFAULT_CONFIG))
+        source = synonyms[0][2] if synonyms else ConfigSource.DEFAULT_CONFIG
+        return ConfigEntry(name, self.group_value(group_id, name), source, definition, synonyms)
+
+    def parse_group_configs(self, raw: Mapping[str, str | None]) -> Layer:
+        """Validate a group's whole set of overrides (GroupConfig.validate); ConfigError with Kafka's message."""
+        for name in raw:
+            if name not in GROUP_CONFIGS:
+                raise ConfigError(f"Unknown group config name: {name}")
+        parsed = {name: GROUP_CONFIGS[name].parse(value) for name, value in raw.items() if value is not None}
+        effective = {name: parsed[name] if name in parsed else self._group_default(name) for name in GROUP_CONFIGS}
+        for name, low, high in _GROUP_BOUNDS:
+            if low is not None and effective[name] < self.value(low):
+                raise ConfigError(f"{name} must be greater than or equal to {low}")
+            if effective[name] > self.value(high):
+                raise ConfigError(f"{name} must be less than or equal to {high}")
+        for session, heartbeat in _GROUP_SESSION_OVER_HEARTBEAT:
+            if effective[session] <= effective[heartbeat]:
+                raise ConfigError(f"{session} must be greater than {heartbeat}")
+        for name, value in parsed.items():
+            refuse_unsupported(GROUP_CONFIGS[name], value)
+        return parsed
+
+    def incremental_group_configs(self, group_id: str, ops: Iterable[tuple[str, int, str | None]]) -> Layer:
+        """A group's overrides after IncrementalAlterConfigs `ops` (ConfigurationControlManager); ConfigError."""
+        props: dict[str, str | None] = {name: GROUP_CONFIGS[name].render(value)
+                                        for name, value in self.groups.get(group_id, {}).items()}
+        for name, op, value in ops:
+            if op == SET:
+                props[name] = value
+            elif op == DELETE:
+                props.pop(name, None)
+            else:  # no group config is a LIST
+                verb = "APPEND" if op == APPEND else "SUBTRACT"
+                raise ConfigError(f"Can't {verb} to key {name} because its type is not LIST.")
+        return self.parse_group_configs(props)
+
+    def set_group_configs(self, group_id: str, layer: Layer) -> None:
+        """Make `layer` (validated) the configs of group `group_id`; an empty one removes the resource."""
+        self.version += 1
+        if layer:
+            self.groups[group_id] = dict(layer)
+        else:
+            self.groups.pop(group_id, None)
 
 
 def load_properties(text: str) -> dict[str, str]:

@@ -374,3 +374,26 @@ segment.jitter.ms|long|0|[0,...]|log.roll.jitter.ms
 segment.ms|long|604800000|[1,...]|log.roll.ms
 unclean.leader.election.enable|boolean|false||unclean.leader.election.enable
 """
+
+# Apache Kafka 4.3.1's group configs (GroupConfig.CONFIG), in the order DescribeConfigs lists them, as
+# `name|type|default|valid values|broker config` (the broker config that is the group config's default and
+# bounds it, `-` for none). Read from a real 4.3.1 broker's DescribeConfigs answer for a GROUP resource.
+GROUP_TABLE = """\
+consumer.session.timeout.ms|int|45000|[1,...]|group.consumer.session.timeout.ms
+consumer.assignment.interval.ms|int|1000|[0,...]|group.consumer.assignment.interval.ms
+share.auto.offset.reset|string|latest||-
+share.renew.acknowledge.enable|boolean|true||-
+streams.initial.rebalance.delay.ms|int|3000|[0,...]|group.streams.initial.rebalance.delay.ms
+share.session.timeout.ms|int|45000|[1,...]|group.share.session.timeout.ms
+streams.assignment.interval.ms|int|1000|[0,...]|group.streams.assignment.interval.ms
+share.heartbeat.interval.ms|int|5000|[1,...]|group.share.heartbeat.interval.ms
+streams.heartbeat.interval.ms|int|5000|[1,...]|group.streams.heartbeat.interval.ms
+share.delivery.count.limit|int|5||group.share.delivery.count.limit
+consumer.heartbeat.interval.ms|int|5000|[1,...]|group.consumer.heartbeat.interval.ms
+share.record.lock.duration.ms|int|30000|[1000,...]|group.share.record.lock.duration.ms
+share.assignment.interval.ms|int|1000|[0,...]|group.share.assignment.interval.ms
+share.isolation.level|string|read_uncommitted|[read_committed, read_uncommitted]|-
+streams.session.timeout.ms|int|45000|[1,...]|group.streams.session.timeout.ms
+share.partition.max.record.locks|int|2000||group.share.partition.max.record.locks
+streams.num.standby.replicas|int|0|[0,...]|group.streams.num.standby.replicas
+"""

@@ -344,11 +344,13 @@ class ConsumerGroupCoordinator:
         names = [_ASSIGNOR_CLASSES.get(name, name) for name in self.config["group.consumer.assignors"]]
         return [name for name in names if name in ASSIGNORS] or ["uniform"]
 
-    def session_timeout_ms(self) -> int:
-        return int(self.config["group.consumer.session.timeout.ms"])
+    def session_timeout_ms(self, group_id: str) -> int:
+        """The group's `consumer.session.timeout.ms` (a GROUP config), else the broker's default for it."""
+        return int(self.config.group_value(group_id, "consumer.session.timeout.ms"))
 
-    def heartbeat_interval_ms(self) -> int:
-        return int(self.config["group.consumer.heartbeat.interval.ms"])
+    def heartbeat_interval_ms(self, group_id: str) -> int:
+        """The group's `consumer.heartbeat.interval.ms` (a GROUP config), else the broker's default for it."""
+        return int(self.config.group_value(group_id, "consumer.heartbeat.interval.ms"))
 
     # -- heartbeat ---------------------------------------------------------------------------------
 
@@ -505,7 +507,7 @@ class ConsumerGroupCoordinator:
             member.server_assignor = server_assignor
             bump = True
         member.client_id, member.client_host = client_id, client_host
-        member.session_deadline_ms = now + self.session_timeout_ms()
+        member.session_deadline_ms = now + self.session_timeout_ms(group_id)
         # a classic member heartbeating with the new protocol has upgraded itself (Kafka clears its classic metadata)
         member.classic, member.join_deadline_ms, member.sync_deadline_ms = None, None, None
         before = _copy(member.assigned)
@@ -513,7 +515,7 @@ class ConsumerGroupCoordinator:
         full = rebalance_timeout_ms != -1 and (names is not None or regex is not None) and owned is not None
         changed = before != _copy(member.assigned)
         return HeartbeatResult(
-            ErrorCode.NONE, None, member.member_id, member.member_epoch, self.heartbeat_interval_ms(),
+            ErrorCode.NONE, None, member.member_id, member.member_epoch, self.heartbeat_interval_ms(group_id),
             _copy(member.assigned) if (member_epoch == 0 or full or changed) else None)
 
     def _update_and_reconcile(self, group: ConsumerGroup, member: ConsumerGroupMember, bump: bool,
@@ -793,7 +795,7 @@ class ConsumerGroupCoordinator:
                 member.previous_member_epoch = member.member_epoch
             member.member_epoch = LEAVE_GROUP_STATIC_MEMBER_EPOCH
             self._set_owned(group, member, member.assigned, {})  # what it was revoking is free
-            member.session_deadline_ms = self.clock.now_ms() + self.session_timeout_ms()
+            member.session_deadline_ms = self.clock.now_ms() + self.session_timeout_ms(group_id)
         else:
             self.remove_member(group, member)
         return HeartbeatResult(ErrorCode.NONE, None, member_id, member_epoch, 0, None)
