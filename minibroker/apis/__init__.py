@@ -10,6 +10,7 @@ from . import (
     add_partitions_to_txn,
     alter_configs,
     alter_partition_reassignments,
+    alter_replica_log_dirs,
     alter_user_scram_credentials,
     api_versions,
     consumer_group_describe,
@@ -39,6 +40,7 @@ from . import (
     init_producer_id,
     join_group,
     leave_group,
+    list_config_resources,
     list_groups,
     list_offsets,
     list_partition_reassignments,
@@ -68,7 +70,7 @@ API_MODULES: dict[int, ModuleType] = {
         list_transactions, elect_leaders, alter_partition_reassignments, list_partition_reassignments,
         describe_log_dirs, describe_acls, create_acls, delete_acls, sasl_handshake, sasl_authenticate,
         describe_user_scram_credentials, alter_user_scram_credentials,
-        consumer_group_heartbeat, consumer_group_describe,
+        consumer_group_heartbeat, consumer_group_describe, alter_replica_log_dirs, list_config_resources,
     )
 }
 

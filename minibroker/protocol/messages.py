@@ -21,6 +21,8 @@ from kafka.protocol.admin import (
     AlterConfigsResponse,
     AlterPartitionReassignmentsRequest,
     AlterPartitionReassignmentsResponse,
+    AlterReplicaLogDirsRequest,
+    AlterReplicaLogDirsResponse,
     CreateAclsRequest,
     CreateAclsResponse,
     CreatePartitionsRequest,
@@ -47,6 +49,8 @@ from kafka.protocol.admin import (
     ElectLeadersResponse,
     IncrementalAlterConfigsRequest,
     IncrementalAlterConfigsResponse,
+    ListConfigResourcesRequest,
+    ListConfigResourcesResponse,
     ListPartitionReassignmentsRequest,
     ListPartitionReassignmentsResponse,
 )
@@ -257,6 +261,7 @@ MESSAGE_PAIRS: list[tuple[Any, Any]] = [
     (ElectLeadersRequest, ElectLeadersResponse),
     (AlterPartitionReassignmentsRequest, AlterPartitionReassignmentsResponse),
     (ListPartitionReassignmentsRequest, ListPartitionReassignmentsResponse),
+    (AlterReplicaLogDirsRequest, AlterReplicaLogDirsResponse),
     (DescribeLogDirsRequest, DescribeLogDirsResponse),
     (DescribeAclsRequest, DescribeAclsResponse),
     (CreateAclsRequest, CreateAclsResponse),
@@ -267,6 +272,7 @@ MESSAGE_PAIRS: list[tuple[Any, Any]] = [
     (AlterUserScramCredentialsRequest, AlterUserScramCredentialsResponse),
     (ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse),
     (ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse),
+    (ListConfigResourcesRequest, ListConfigResourcesResponse),
 ]
 
 REQUESTS: dict[int, Any] = {req.API_KEY: req for req, _ in MESSAGE_PAIRS}

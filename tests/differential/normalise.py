@@ -5,7 +5,8 @@ order of first appearance within a scenario ("node:0", "topic-id:0", ...), so th
 equal whatever the actual values:
 
 - cluster id; the finalized features epoch (Kafka's is the offset its metadata log has reached)
-- node ids (in every field that holds one), hosts and ports (not the "" host and -1 port of no node)
+- node ids (in every field that holds one, and a BROKER or BROKER_LOGGER resource's name), hosts and ports
+  (not the "" host and -1 port of no node)
 - topic ids (the zero UUID stays as it is), member ids (the client-id prefix is kept), producer ids, fetch
   session ids
 - timestamps within TIMESTAMP_TOLERANCE_MS of when the step ran (a pinned timestamp compares exactly)
@@ -35,7 +36,11 @@ UNORDERED: dict[tuple[str, str], str] = {
     ("ApiVersions", "finalized_features"): "name",
     ("Metadata", "brokers"): "node_id",
     ("Metadata", "topics"): "name",
+    ("AlterReplicaLogDirs", "results"): "topic_name",
+    ("AlterReplicaLogDirs", "results.partitions"): "partition_index",
 }
+#: ConfigResource types whose resource name is a node id (BROKER, BROKER_LOGGER): normalised as node ids.
+NODE_RESOURCE_TYPES = frozenset({4, 8})
 _MEMBER_ID = re.compile(r"^(.*)-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$|^(.*)-[A-Za-z0-9_-]{22}$")
 
 
@@ -61,8 +66,12 @@ class Normaliser:
 
     def _walk(self, api: str, path: str, name: str | None, value: Any, now_ms: int) -> Any:
         if isinstance(value, dict):
-            return {key: self._walk(api, f"{path}.{key}" if path else key, key, item, now_ms)
-                    for key, item in value.items()}
+            out = {key: self._walk(api, f"{path}.{key}" if path else key, key, item, now_ms)
+                   for key, item in value.items()}
+            name_ = value.get("resource_name")
+            if value.get("resource_type") in NODE_RESOURCE_TYPES and isinstance(name_, str) and name_.isdigit():
+                out["resource_name"] = self.logical("node", int(name_))
+            return out
         if isinstance(value, list):
             items = [self._walk(api, path, name, item, now_ms) for item in value]
             key = UNORDERED.get((api, path))
