@@ -230,8 +230,8 @@ def _build_response(request: FetchRequest, ctx: RequestContext, targets: list[_T
 
 def _read(ctx: RequestContext, request: FetchRequest, part_req: Any, partition: Partition | None,
           error: ErrorCode, remaining: int, min_one: bool) -> _Read:
-    if partition is None:
-        return _Read(error, -1, -1, StoredBatches(), 0, None, None)
+    if partition is None:  # FetchResponse.partitionResponse: the generated default, an empty aborted list
+        return _Read(error, -1, -1, StoredBatches(), 0, [], None)
     log = partition.log
     code = ErrorCode.NONE
     current_leader = None
@@ -252,6 +252,9 @@ def _read(ctx: RequestContext, request: FetchRequest, part_req: Any, partition: 
                                              upper_bound=_upper_bound(ctx, request, partition)))
         except KafkaError as exc:
             code = exc.code
+    if code != ErrorCode.NONE:
+        # ReplicaManager.readFromLocalLog's result for a failed read: no offsets, no aborted transactions
+        return _Read(code, -1, -1, batches, 0, None, current_leader)
     if request.isolation_level == READ_COMMITTED:
         read_end = records.read_header(batches[-1]).last_offset + 1 if batches else part_req.fetch_offset
         aborted = [_AbortedTransaction(producer_id=txn.producer_id, first_offset=txn.first_offset)
@@ -291,7 +294,8 @@ def _partition_data(ctx: RequestContext, key: Any, part_req: Any, partition: Par
     extra: dict[str, Any] = {} if read.current_leader is None else {"current_leader": read.current_leader}
     return _PartitionData(
         partition_index=part_req.partition, error_code=read.error_code, high_watermark=read.high_watermark,
-        last_stable_offset=ctx.cluster.last_stable_offset(partition) if partition is not None else -1,
+        last_stable_offset=(ctx.cluster.last_stable_offset(partition)
+                            if partition is not None and read.error_code == ErrorCode.NONE else -1),
         log_start_offset=read.log_start_offset, aborted_transactions=read.aborted, preferred_read_replica=-1,
         # Kafka sends an empty record set, never null, even with an error (librdkafka refuses -1); stored
         # batches go to the socket as they are (stored_batch_holders)

@@ -8,6 +8,7 @@ LogValidator does (its broker wrote message format v2 whatever the producer sent
 from __future__ import annotations
 
 import struct
+import uuid
 import zlib
 from typing import Any
 
@@ -40,12 +41,14 @@ _NO_LOG_START = frozenset({
     ErrorCode.RECORD_LIST_TOO_LARGE, ErrorCode.CORRUPT_MESSAGE, ErrorCode.KAFKA_STORAGE_ERROR,
     ErrorCode.UNKNOWN_TOPIC_ID,
 })
+ZERO_UUID = uuid.UUID(int=0)
 
 
-def error_entry(index: int, code: ErrorCode, log_start_offset: int = -1, **extra: Any) -> Any:
+def error_entry(index: int, code: ErrorCode, log_start_offset: int = -1, message: str | None = None,
+                **extra: Any) -> Any:
     """A partition's answer carrying `code` and no offsets."""
     return _PartitionResponse(index=index, error_code=code, base_offset=-1, log_append_time_ms=-1,
-                              log_start_offset=log_start_offset, record_errors=[], error_message=None, **extra)
+                              log_start_offset=log_start_offset, record_errors=[], error_message=message, **extra)
 
 
 def handle(request: ProduceRequest, ctx: RequestContext) -> ProduceResponse | None:
@@ -74,10 +77,13 @@ def handle(request: ProduceRequest, ctx: RequestContext) -> ProduceResponse | No
         for data in topic_data.partition_data:
             if refused:
                 response = error_entry(data.index, ErrorCode.TOPIC_AUTHORIZATION_FAILED)
-            elif topic is None or not 0 <= data.index < len(topic.partitions):
+            elif topic is None:
                 response = error_entry(data.index, topic_error)
+            elif not 0 <= data.index < len(topic.partitions):  # a known topic id too
+                response = error_entry(data.index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
             elif (invalid := _invalid_records(data.records, version)) is not None:
-                response = error_entry(data.index, invalid)
+                response = (error_entry(data.index, invalid.code, message=invalid.message)
+                            if isinstance(invalid, KafkaError) else error_entry(data.index, invalid))
             elif whole_request_error is not None:
                 response = error_entry(data.index, whole_request_error)
             else:
@@ -95,8 +101,9 @@ def handle(request: ProduceRequest, ctx: RequestContext) -> ProduceResponse | No
                 response.producer_state_batches_to_retain = window
             any_error = any_error or response.error_code != 0
             partition_responses.append(response)
-        topic_responses.append(topic_response(topic_data.topic_id if version >= 13 else topic_data.name, version,
-                                              partition_responses))
+        # the codec reads the zero topic id as None; the answer names it as it came
+        topic_responses.append(topic_response((topic_data.topic_id or ZERO_UUID) if version >= 13 else topic_data.name,
+                                              version, partition_responses))
     if request.acks == 0:
         if any_error:
             # Kafka closes the connection so an acks=0 producer notices and refreshes metadata.
@@ -172,7 +179,7 @@ def _every_partition(request: ProduceRequest, code: ErrorCode) -> ProduceRespons
     if request.acks == 0:
         raise CloseConnection(f"acks=0 produce failed: {code.name}")
     return ProduceResponse(throttle_time_ms=0, node_endpoints=[], responses=[
-        _TopicResponse(name=t.name, topic_id=t.topic_id, partition_responses=[
+        _TopicResponse(name=t.name, topic_id=t.topic_id or ZERO_UUID, partition_responses=[
             error_entry(p.index, code) for p in t.partition_data]) for t in request.topic_data])
 
 
@@ -184,7 +191,7 @@ def _topic_names(request: ProduceRequest, ctx: RequestContext) -> list[str]:
     return [topic.name for topic in topics if topic is not None]
 
 
-def _invalid_records(data: bytes | bytearray | memoryview | None, version: int) -> ErrorCode | None:
+def _invalid_records(data: bytes | bytearray | memoryview | None, version: int) -> ErrorCode | KafkaError | None:
     """ProduceRequest.validateRecords, which KafkaApis applies before ReplicaManager appends (so its answer
     carries no offsets, and it wins over acks and leadership): v3+ records hold exactly one whole batch, of
     magic 2, and not ZStandard below v7. A size field below the smallest entry is CORRUPT_MESSAGE, as
@@ -199,7 +206,10 @@ def _invalid_records(data: bytes | bytearray | memoryview | None, version: int) 
         return ErrorCode.CORRUPT_MESSAGE
     if len(data) <= records.MAGIC_OFFSET or first_end > len(data):
         return ErrorCode.INVALID_RECORD
-    if data[records.MAGIC_OFFSET] != 2:
+    magic = data[records.MAGIC_OFFSET]
+    if magic > 2:  # ByteBufferLogInputStream.nextBatch, before validateRecords sees the batch
+        return KafkaError(ErrorCode.CORRUPT_MESSAGE, f"Invalid magic found in record: {magic}")
+    if magic != 2:
         return ErrorCode.INVALID_RECORD
     if version < 7 and len(data) >= records.HEADER_SIZE and \
             data[_ATTRIBUTES_LOW_BYTE] & records.ATTR_COMPRESSION_MASK == records.COMPRESSION_ZSTD:
