@@ -7,8 +7,8 @@ equal whatever the actual values:
 - cluster id; the finalized features epoch (Kafka's is the offset its metadata log has reached)
 - node ids (in every field that holds one, and a BROKER or BROKER_LOGGER resource's name), hosts and ports
   (not the "" host and -1 port of no node)
-- topic ids (the zero UUID stays as it is), member ids (the client-id prefix is kept), producer ids, fetch
-  session ids
+- topic ids (the zero UUID stays as it is), member ids (JoinGroup's leader too; the client-id prefix is kept),
+  producer ids, fetch session ids
 - timestamps within TIMESTAMP_TOLERANCE_MS of when the step ran (a pinned timestamp compares exactly)
 - throttle time
 - this run's unique names (vars) back to ${name}
@@ -27,6 +27,8 @@ NODE_ID_FIELDS = frozenset({
     "node_id", "leader_id", "controller_id", "broker_id", "coordinator_id", "replica_nodes", "isr_nodes",
     "offline_replicas", "eligible_leader_replicas", "last_known_elr", "preferred_read_replica",
 })
+#: Fields that hold a group member id (JoinGroup's leader is one).
+MEMBER_ID_FIELDS = frozenset({"member_id", "leader"})
 TIMESTAMP_TOLERANCE_MS = 10 * 60 * 1000
 ZERO_UUID = "AAAAAAAAAAAAAAAAAAAAAA"
 #: (API, array path without indices) -> the field its entries are sorted by: arrays whose order Kafka takes
@@ -38,6 +40,9 @@ UNORDERED: dict[tuple[str, str], str] = {
     ("Metadata", "topics"): "name",
     ("AlterReplicaLogDirs", "results"): "topic_name",
     ("AlterReplicaLogDirs", "results.partitions"): "partition_index",
+    # GroupCoordinatorService answers groups per __consumer_offsets partition, the partitions from a hash map
+    ("DescribeGroups", "groups"): "group_id",
+    ("DeleteGroups", "results"): "group_id",
 }
 #: ConfigResource types whose resource name is a node id (BROKER, BROKER_LOGGER): normalised as node ids.
 NODE_RESOURCE_TYPES = frozenset({4, 8})
@@ -101,7 +106,7 @@ class Normaliser:
             return self.logical("producer", value)
         if name == "session_id" and isinstance(value, int) and value != 0:
             return self.logical("session", value)
-        if name == "member_id" and isinstance(value, str) and value:
+        if name in MEMBER_ID_FIELDS and isinstance(value, str) and value:
             match = _MEMBER_ID.match(value)
             prefix = (match.group(1) or match.group(2)) if match else None
             member = self.logical("member", value)
