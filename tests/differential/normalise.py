@@ -11,6 +11,7 @@ equal whatever the actual values:
   producer ids, fetch session ids
 - timestamps within TIMESTAMP_TOLERANCE_MS of when the step ran (a pinned timestamp compares exactly)
 - throttle time
+- log directories (each broker's own folder) and their volume's size and free space (the host's)
 - this run's unique names (vars) back to ${name}
 - the order of arrays Kafka fills from a hash map (UNORDERED)
 
@@ -29,6 +30,8 @@ NODE_ID_FIELDS = frozenset({
 })
 #: Fields that hold a group member id (JoinGroup's leader is one).
 MEMBER_ID_FIELDS = frozenset({"member_id", "leader"})
+#: Fields that hold the size or free space of a log directory's volume (-1, unknown, stays).
+VOLUME_FIELDS = frozenset({"total_bytes", "usable_bytes"})
 TIMESTAMP_TOLERANCE_MS = 10 * 60 * 1000
 ZERO_UUID = "AAAAAAAAAAAAAAAAAAAAAA"
 #: (API, array path without indices) -> the field its entries are sorted by: arrays whose order Kafka takes
@@ -100,6 +103,10 @@ class Normaliser:
             return "<host>"  # "" (no node) is compared as it is
         if name == "port" and value != -1:
             return "<port>"
+        if name == "log_dir" and isinstance(value, str) and value:
+            return f"<{self.logical('log-dir', value)}>"  # each broker's own folder (Kafka's is its launcher's)
+        if name in VOLUME_FIELDS and isinstance(value, int) and value >= 0:
+            return "<volume bytes>"  # the host's disk or memory, changing as anything on the machine writes
         if name == "topic_id" and value != ZERO_UUID:
             return self.logical("topic-id", value)
         if name == "producer_id" and isinstance(value, int) and value >= 0:
