@@ -113,6 +113,10 @@ def _commit(request: TxnOffsetCommitRequest, ctx: RequestContext,
             request.transactional_id, request.producer_id, request.producer_epoch, request.group_id)
         if error is ErrorCode.NONE:
             error = None
+        elif error is ErrorCode.PRODUCER_FENCED and ctx.cluster.config["transaction.partition.verification.enable"]:
+            # verified first (KIP-890): AddPartitionsToTxnManager answers the coordinator's PRODUCER_FENCED as
+            # INVALID_PRODUCER_EPOCH, whatever the version
+            error = ErrorCode.INVALID_PRODUCER_EPOCH
     if error is not None:
         return [for_version(error, version, PRODUCER_FENCED_FROM) for _ in entries]
     with_member = version >= MEMBER_FIELDS_FROM

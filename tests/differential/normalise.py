@@ -8,7 +8,7 @@ equal whatever the actual values:
 - node ids (in every field that holds one, and a BROKER or BROKER_LOGGER resource's name), hosts and ports
   (not the "" host and -1 port of no node)
 - topic ids (the zero UUID stays as it is), member ids (JoinGroup's leader too; the client-id prefix is kept),
-  producer ids, fetch session ids
+  producer ids (in record batches too), fetch session ids
 - timestamps within TIMESTAMP_TOLERANCE_MS of when the step ran (a pinned timestamp compares exactly)
 - throttle time
 - log directories (each broker's own folder) and their volume's size and free space (the host's)
@@ -33,6 +33,7 @@ MEMBER_ID_FIELDS = frozenset({"member_id", "leader"})
 #: Fields that hold the size or free space of a log directory's volume (-1, unknown, stays).
 VOLUME_FIELDS = frozenset({"total_bytes", "usable_bytes"})
 TIMESTAMP_TOLERANCE_MS = 10 * 60 * 1000
+BATCH_HEADER_SIZE = 61  # a v2 record batch's: its producer id at bytes 43-50, its CRC at 17-20
 ZERO_UUID = "AAAAAAAAAAAAAAAAAAAAAA"
 #: (API, array path without indices) -> the field its entries are sorted by: arrays whose order Kafka takes
 #: from a hash map.
@@ -46,6 +47,7 @@ UNORDERED: dict[tuple[str, str], str] = {
     # GroupCoordinatorService answers groups per __consumer_offsets partition, the partitions from a hash map
     ("DescribeGroups", "groups"): "group_id",
     ("DeleteGroups", "results"): "group_id",
+    ("DescribeProducers", "topics.partitions.active_producers"): "producer_id",  # ProducerStateManager's map
 }
 #: ConfigResource types whose resource name is a node id (BROKER, BROKER_LOGGER): normalised as node ids.
 NODE_RESOURCE_TYPES = frozenset({4, 8})
@@ -111,6 +113,8 @@ class Normaliser:
             return self.logical("topic-id", value)
         if name == "producer_id" and isinstance(value, int) and value >= 0:
             return self.logical("producer", value)
+        if name == "records" and isinstance(value, str) and value.startswith("hex:"):
+            return self._records(value, now_ms)
         if name == "session_id" and isinstance(value, int) and value != 0:
             return self.logical("session", value)
         if name in MEMBER_ID_FIELDS and isinstance(value, str) and value:
@@ -124,6 +128,27 @@ class Normaliser:
             for var, actual in self.names.items():
                 value = value.replace(actual, "${" + var + "}")
         return value
+
+    def _records(self, value: str, now_ms: int) -> str:
+        """Record bytes with each v2 batch's producer id named logically, its first and max timestamps as <now>
+        when they are (a transaction marker's are its append time), and its CRC (which covers both) left out."""
+        data = bytes.fromhex(value[4:])
+        out, pos = [], 0
+        while pos + BATCH_HEADER_SIZE <= len(data):
+            end = pos + 12 + int.from_bytes(data[pos + 8:pos + 12], "big")
+            producer_id = int.from_bytes(data[pos + 43:pos + 51], "big", signed=True)
+            if data[pos + 16] != 2 or end > len(data):
+                break
+            times = [data[at:at + 8] for at in (pos + 27, pos + 35)]
+            shown = ["<now>" if abs(int.from_bytes(t, "big", signed=True) - now_ms) <= TIMESTAMP_TOLERANCE_MS
+                     else t.hex() for t in times]
+            producer = (f"<{self.logical('producer', producer_id)}>" if producer_id >= 0
+                        else data[pos + 43:pos + 51].hex())
+            changed = producer_id >= 0 or "<now>" in shown  # else the CRC is compared too
+            out += [data[pos:pos + 17].hex(), "<crc>" if changed else data[pos + 17:pos + 21].hex(),
+                    data[pos + 21:pos + 27].hex(), *shown, producer, data[pos + 51:end].hex()]
+            pos = end
+        return "hex:" + "".join(out) + data[pos:].hex()
 
 
 def _is_time(name: str) -> bool:
