@@ -373,9 +373,10 @@ class ConsumerGroupCoordinator:
                 raise HeartbeatError(ErrorCode.INVALID_REQUEST, "RebalanceTimeoutMs must be provided in first request.")
             if owned is None or any(owned.values()):
                 raise HeartbeatError(ErrorCode.INVALID_REQUEST, "TopicPartitions must be empty when (re-)joining.")
-            if not subscribed_topic_names and not subscribed_topic_regex:
+            if subscribed_topic_names is None and subscribed_topic_regex is None:  # an empty list joins with no topics
                 raise HeartbeatError(ErrorCode.INVALID_REQUEST,
-                                     "SubscribedTopicNames or SubscribedTopicRegex must be set in first request.")
+                                     "Either SubscribedTopicNames or SubscribedTopicRegex must be non-null when "
+                                     "(re-)joining.")
         elif member_epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH:
             if instance_id is None:
                 raise HeartbeatError(ErrorCode.INVALID_REQUEST, "InstanceId can't be null.")

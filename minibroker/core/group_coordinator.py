@@ -421,14 +421,15 @@ class GroupCoordinator:
                              require_known_member_id: bool, topics: Mapping[str, int]) -> JoinResult:
         """classicGroupJoinToConsumerGroup: a classic member of a consumer group, answered at once."""
         unknown = not member_id
+        requested = member_id  # what these two refusals answer: Kafka draws a member id only after them
         if unknown:
             member_id = new_member_id()
         known = member_id in group.members or (
             group_instance_id is not None and group_instance_id in group.static_members)
         if not known and len(group.members) >= self.config["group.consumer.max.size"]:
-            return JoinResult(ErrorCode.GROUP_MAX_SIZE_REACHED, member_id)
+            return JoinResult(ErrorCode.GROUP_MAX_SIZE_REACHED, requested)
         if not group.supports_classic_protocols(protocol_type, {name for name, _ in protocols}):
-            return JoinResult(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, member_id)
+            return JoinResult(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, requested)
         if unknown and group_instance_id is None and require_known_member_id:
             return JoinResult(ErrorCode.MEMBER_ID_REQUIRED, member_id)  # KIP-394, nothing kept until it rejoins
         try:
