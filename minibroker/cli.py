@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from .apis.releases import release
+from .apis.releases import RELEASES, release
 from .core.config import LISTENER_PREFIX, ConfigError, load_properties
 from .core.credentials import parse_add_scram
 from .testing.faults import parse_faults
@@ -139,8 +139,8 @@ def parse_args(argv: list[str] | None = None, environ: Mapping[str, str] | None 
                        help="the address Metadata gives clients for each node, e.g. a proxy in front of the "
                             "broker; overrides --advertised-host (env MINIBROKER_ADVERTISED_LISTENERS)")
     serve.add_argument("--as-version", default="latest", metavar="RELEASE",
-                       help="speak as this Kafka release: its API versions, no KIP-1269 "
-                            "(2.8, 3.9, 4.0, 4.1, 4.2 or latest)")
+                       help="speak as this Kafka release: its API versions and features, no KIP-1269 "
+                            f"({', '.join(RELEASES)})")
     serve.add_argument("--node-profile", action="append", default=[], metavar="NODE_ID=RELEASE",
                        help="one node speaks as another release, e.g. 2=3.9 (repeatable)")
     serve.add_argument("--config", type=Path, help="a Kafka-style server.properties file")
@@ -262,7 +262,7 @@ def make_broker(args: argparse.Namespace, configs: dict[str, str]) -> Broker:
 
 def _speaks_as(release_name: str) -> str:
     """A node's protocol profile in words (apis/releases.py)."""
-    if release(release_name).api_ranges is None:
+    if release(release_name).kip1269:
         return f"{release_name} (every version minibroker serves, with KIP-1269)"
     return f"Kafka {release_name}"
 

@@ -1,20 +1,35 @@
-"""ApiVersions (18): the versions of every API this broker implements."""
+"""ApiVersions (18): the versions of every API this broker implements, and from v3 its feature flags.
+
+Versions 0-4 (Kafka 4.x). v3 adds the client's software name and version (KIP-511) and the tagged
+SupportedFeatures, FinalizedFeaturesEpoch and FinalizedFeatures (KIP-584); v4 (KIP-1022) lists every
+supported feature, where v3 leaves out those whose range starts at 0, as older clients cannot read such a
+range. As ApiVersionsResponse.createApiVersionsResponse fills them from Kafka's metadata image: the supported
+ranges are the node's release's (apis/releases.py), the finalized levels those every node's release has (a
+cluster finalizes only what all its nodes support), and the epoch is constant because minibroker's levels are
+fixed at start-up (UpdateFeatures is not served).
+"""
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from typing import Any
 
-from ..core.consumer_groups import consumer_protocol_enabled
 from ..protocol.messages import ApiVersionsRequest, ApiVersionsResponse
 from .context import RequestContext
-from .releases import LATEST
+from .releases import LATEST, release
 
 API_KEY = 18
 MIN_VERSION, MAX_VERSION = 0, 4
 
-CONSUMER_PROTOCOL_API_KEYS = frozenset({68, 69})  # ConsumerGroupHeartbeat, ConsumerGroupDescribe
+FEATURES_FROM = 3  # KIP-584's tagged feature fields
+ALL_SUPPORTED_FEATURES_FROM = 4  # KIP-1022: v3 leaves out supported features whose range starts at 0
+#: Kafka's epoch is the offset its metadata log had reached; minibroker's levels never change after start-up, so
+#: one epoch serves its whole life (clients keep the finalized features of the highest epoch they have seen).
+FINALIZED_FEATURES_EPOCH = 0
+NO_FINALIZED_FEATURES_EPOCH = -1  # Kafka's UNKNOWN_FINALIZED_FEATURES_EPOCH, sent when nothing is finalized
+
 _SOFTWARE_NAME = r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?"
 
 
@@ -45,11 +60,36 @@ def handle(request: ApiVersionsRequest, ctx: RequestContext) -> ApiVersionsRespo
         for value in (request.client_software_name, request.client_software_version):
             if not re.fullmatch(_SOFTWARE_NAME, value or ""):
                 return ApiVersionsResponse(error_code=42, api_keys=[], throttle_time_ms=0)
-    keys = _api_keys(ctx.node.release)
-    if not consumer_protocol_enabled(ctx.cluster.config):
-        # ApiVersionsManager leaves out the KIP-848 APIs unless group.coordinator.rebalance.protocols has `consumer`
-        keys = [entry for entry in keys if entry.api_key not in CONSUMER_PROTOCOL_API_KEYS]
-    return ApiVersionsResponse(error_code=0, api_keys=keys, throttle_time_ms=0)
+    # Kafka 4.3.1 advertises ConsumerGroupHeartbeat and ConsumerGroupDescribe even without `consumer` in
+    # group.coordinator.rebalance.protocols, and answers them UNSUPPORTED_VERSION then
+    response = ApiVersionsResponse(error_code=0, api_keys=_api_keys(ctx.node.release), throttle_time_ms=0)
+    if ctx.api_version >= FEATURES_FROM:
+        _set_features(response, ctx)
+    return response
+
+
+def _set_features(response: ApiVersionsResponse, ctx: RequestContext) -> None:
+    supported = release(ctx.node.release).features.supported
+    if ctx.api_version < ALL_SUPPORTED_FEATURES_FROM:
+        supported = tuple(entry for entry in supported if entry[1] > 0)
+    response.supported_features = [ApiVersionsResponse.SupportedFeatureKey(name=name, min_version=low,
+                                                                            max_version=high)
+                                   for name, low, high in supported]
+    finalized = finalized_features(tuple(node.release for node in ctx.cluster.nodes))
+    response.finalized_features = [ApiVersionsResponse.FinalizedFeatureKey(name=name, max_version_level=level,
+                                                                            min_version_level=level)
+                                   for name, level in finalized]
+    response.finalized_features_epoch = FINALIZED_FEATURES_EPOCH if finalized else NO_FINALIZED_FEATURES_EPOCH
+
+
+@functools.cache
+def finalized_features(release_names: tuple[str, ...]) -> tuple[tuple[str, int], ...]:
+    """(name, level) of each feature the cluster finalizes: the lowest level its nodes' releases finalize, in the
+    first node's order; a feature some node's release lacks is not finalized (level 0 is not listed)."""
+    levels = [dict(release(name).features.finalized) for name in release_names]
+    first = release(release_names[0]).features.finalized if release_names else ()
+    return tuple((name, min(node.get(name, 0) for node in levels)) for name, _ in first
+                 if all(node.get(name, 0) > 0 for node in levels))
 
 
 def unsupported_version_response(release_name: str = LATEST) -> ApiVersionsResponse:

@@ -50,7 +50,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--minibroker-config", action="append", default=[], metavar="KEY=VALUE",
                     help="a broker config for the session broker `kafka_broker` (repeatable)")
     group.addoption("--minibroker-as-version", default=None, metavar="RELEASE",
-                    help="the Kafka release the session broker speaks as (2.8, 3.9, 4.0, 4.1, 4.2, latest)")
+                    help="the Kafka release the session broker speaks as (2.8, 3.9, 4.0 to 4.4, latest)")
     group.addoption("--minibroker-process", action="store_true", default=None,
                     help="run the session broker as a separate `minibroker serve` process instead of a thread")
     parser.addini("minibroker_config", "broker configs for `kafka_broker`, one KEY=VALUE per line", type="linelist")

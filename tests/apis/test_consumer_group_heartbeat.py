@@ -10,7 +10,6 @@ from minibroker.core.cluster import Cluster
 from minibroker.core.config import BrokerConfig
 from minibroker.protocol.errors import ErrorCode
 from minibroker.protocol.messages import (
-    ApiVersionsRequest,
     ConsumerGroupDescribeRequest,
     ConsumerGroupHeartbeatRequest,
     DescribeGroupsRequest,
@@ -128,14 +127,6 @@ def test_disabled_consumer_protocol_is_neither_served_nor_advertised_by_old_prof
     keys = {key for key, _, _ in advertised_ranges("3.9")}
     assert 68 not in keys and 69 not in keys
     assert {(k, lo, hi) for k, lo, hi in advertised_ranges("4.0") if k in (68, 69)} == {(68, 0, 1), (69, 0, 1)}
-
-
-def test_api_versions_leaves_the_kip848_apis_out_when_the_consumer_protocol_is_off():
-    request = ApiVersionsRequest(client_software_name="t", client_software_version="1")
-    served = {entry.api_key for entry in call(plain_cluster(), request, 3).api_keys}
-    assert {68, 69} <= served
-    disabled = plain_cluster(**{"group.coordinator.rebalance.protocols": "classic"})
-    assert not {68, 69} & {entry.api_key for entry in call(disabled, request, 3).api_keys}
 
 
 def test_describe_consumer_group_and_cross_protocol_answers():

@@ -76,7 +76,7 @@ def test_signal_stops_the_broker_cleanly(sig):
 
 
 @pytest.mark.parametrize(("args", "expected"), [
-    (("--as-version", "1.0"), "unknown Kafka release '1.0': choose one of 2.8, 3.9, 4.0, 4.1, 4.2, latest"),
+    (("--as-version", "1.0"), "unknown Kafka release '1.0': choose one of 2.8, 3.9, 4.0, 4.1, 4.2, 4.3, 4.4, latest"),
     (("--node-profile", "1=3.9"), "--node-profile names node(s) [1]; the nodes are [0]"),
     (("--nodes", "2", "--node-profile", "one=3.9"), "--node-profile expects NODE_ID=RELEASE"),
     (("--nodes", "2", "--node-profile", "1=9.9"), "unknown Kafka release '9.9'"),

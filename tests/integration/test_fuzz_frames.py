@@ -22,17 +22,19 @@ from typing import Any
 import pytest
 from kafka.protocol.api_message import ApiMessage
 
-from minibroker.apis import API_MODULES
+from minibroker.apis import API_MODULES, accepted_versions
 from minibroker.apis.context import CloseConnection, Session
 from minibroker.apis.dispatch import Deferred, Reply, handle_frame
+from minibroker.apis.releases import LATEST
 from minibroker.core.cluster import Cluster, Node
 from minibroker.protocol.errors import KafkaError
 from minibroker.protocol.messages import REQUESTS, MetadataRequest, ProduceRequest
 from minibroker.testing.wire import WireClient
 from tests.integration.test_api_version_matrix import BUILDERS
 
-SERVED = [(key, version) for key, module in sorted(API_MODULES.items())
-          for version in range(module.MIN_VERSION, module.MAX_VERSION + 1)]
+# what a `latest` node serves (Kafka 4.3's ranges: a module's 4.4-only versions are for 4.4 nodes)
+SERVED = [(key, version) for key, (low, high) in sorted(accepted_versions(LATEST).items())
+          for version in range(low, high + 1)]
 SEED = 11
 FRAMES_PER_VERSION = 40  # about 9,000 frames in all, a few seconds
 
