@@ -371,9 +371,6 @@ _IMPLEMENTED_TOPIC = frozenset({
 
 WINDOW_MODE, LATEST_APPEND_MODE = "window", "latest-append"  # producer.state.mode
 
-# Where minibroker's default differs from Kafka's (DESIGN.md: no initial rebalance delay by default).
-_MINIBROKER_DEFAULTS: dict[str, Any] = {"group.initial.rebalance.delay.ms": 0}
-
 _DOCS = {
     "producer.state.mode":
         "Producer-state design: 'window' keeps producer.state.batches.to.retain batches (KIP-1269); "
@@ -406,7 +403,6 @@ def _with_default(definition: ConfigDef, text: str) -> ConfigDef:
         default = None
     else:
         default = definition._convert("" if text == '""' else text)
-    default = _MINIBROKER_DEFAULTS.get(definition.name, default)
     return replace(definition, default=default)
 
 
@@ -666,13 +662,14 @@ class BrokerConfig:
         self._validate_authorizer()
         try:
             self.protocol_map = parse_protocol_map(self["listener.security.protocol.map"])
+            # without `listeners`, the --host/--port shorthand's one PLAINTEXT listener: Kafka's default value
             self.listeners = parse_listeners(self["listeners"], self.protocol_map) if "listeners" in self.static else []
             advertised = self.static.get("advertised.listeners")
-            self.advertised = advertised_listeners(advertised, self.listeners, self.protocol_map) if advertised else []
+            self.advertised = advertised_listeners(
+                advertised, self.listeners or parse_listeners(self["listeners"], self.protocol_map),
+                self.protocol_map) if advertised else []
         except ListenerConfigError as exc:
             raise ConfigError(str(exc)) from None
-        if self.advertised and not self.listeners:
-            raise ConfigError("advertised.listeners needs listeners: set both (or use --advertised-listeners)")
         # the first node's id: `node.id`, or its older alias `broker.id`, else 0
         node_id = self.static["node.id"] if "node.id" in self.static else self.static.get("broker.id", 0)
         self._node_id = int(node_id)

@@ -155,6 +155,12 @@ class Broker:
             raise ValueError("a cluster needs at least one node")
         if advertised_listeners is not None and len(advertised_listeners) != len(ports):
             raise ValueError(f"{len(advertised_listeners)} advertised listeners for {len(ports)} nodes")
+        if advertised_listeners is not None and broker_config.listeners:
+            raise ValueError("--advertised-listeners gives the address of the --host/--port listener; with "
+                             "listeners set, use advertised.listeners")
+        if advertised_listeners is not None and broker_config.advertised:
+            raise ValueError("--advertised-listeners and advertised.listeners both give the advertised address: "
+                             "use one")
         host_for_clients = advertised_host_for(host, advertised_host)
         # said once at start(): only when the wildcard rule chose the advertised host
         self._wildcard_note = advertised_listeners is None and host_for_clients != host and not advertised_host
@@ -165,9 +171,14 @@ class Broker:
             node_id = broker_config.node_id + i
             if broker_config.listeners:  # `listeners` (and `advertised.listeners`) in the config
                 endpoints = self._configured_endpoints(broker_config, i, node_id, advertised_host)
-            else:  # --host/--port: one PLAINTEXT listener
-                advertised = advertised_listeners[i] if advertised_listeners else (host_for_clients, node_port)
-                if advertised_listeners is None:
+            else:  # --host/--port: one PLAINTEXT listener, which `advertised.listeners` may name (Kafka's default)
+                told = broker_config.advertised[0] if broker_config.advertised else None
+                if advertised_listeners is not None:
+                    advertised = advertised_listeners[i]
+                elif told is not None and told.port:
+                    advertised = (told.host or host_for_clients, told.port + i)
+                else:
+                    advertised = (told.host if told is not None and told.host else host_for_clients, node_port)
                     self._follow_bound_port.add((node_id, "PLAINTEXT"))
                 endpoints = [Endpoint("PLAINTEXT", "PLAINTEXT", advertised[0], advertised[1], host, node_port)]
             first = endpoints[0]
