@@ -2,7 +2,7 @@
 
 States: Empty, PreparingRebalance, CompletingRebalance, Stable, Dead. A join
 completes as soon as every known member has rejoined (with
-`group.initial.rebalance.delay.ms`, 0 by default here, Kafka's is 3000), or
+`group.initial.rebalance.delay.ms` after it was Empty: Kafka's 3000 by default, 0 in test brokers), or
 at the rebalance timeout, when members that did not rejoin are dropped.
 Session and rebalance deadlines are read from the clock on `tick`, so tests
 move time by hand. JoinGroup and SyncGroup answers that must wait are

@@ -7,14 +7,15 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .admin import TopicError
+    from .defaults import TEST_BROKER_CONFIG
     from .embedded import BrokerThread, ClusterThread
     from .process import BrokerProcess, start_broker
 
-__all__ = ["BrokerProcess", "BrokerThread", "ClusterThread", "TopicError", "start_broker"]
+__all__ = ["TEST_BROKER_CONFIG", "BrokerProcess", "BrokerThread", "ClusterThread", "TopicError", "start_broker"]
 
 # Imported on first use: the pytest plugin lives in this package and loads with every pytest run.
 _LAZY = {"BrokerThread": ".embedded", "ClusterThread": ".embedded", "BrokerProcess": ".process",
-         "start_broker": ".process", "TopicError": ".admin"}
+         "start_broker": ".process", "TopicError": ".admin", "TEST_BROKER_CONFIG": ".defaults"}
 
 
 def __getattr__(name: str) -> Any:

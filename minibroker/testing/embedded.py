@@ -73,7 +73,9 @@ class BrokerThread:
     def __init__(self, port: int = 0, faults: list[Rule] | None = None, **options: Any) -> None:
         from ..server.broker import Broker
         from .control import Control
+        from .defaults import TEST_BROKER_CONFIG
 
+        options["config"] = {**TEST_BROKER_CONFIG, **(options.get("config") or {})}
         # Built here, not on the thread, so a bad config raises ConfigError in the caller.
         self.broker: Broker = Broker(port=port, **options)
         self.broker_control = Control.attach(self.broker, faults)  # runs on the broker's thread: use .control

@@ -11,6 +11,7 @@ broker outlives the test run that started it. `stop()` also removes its log file
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
@@ -25,8 +26,10 @@ from pathlib import Path
 from typing import Any
 
 from ..client.security import ClientSecurity
+from ..core.config import load_properties
 from .admin import TopicAdmin
 from .control import ControlClient
+from .defaults import TEST_BROKER_CONFIG
 
 
 @dataclass
@@ -139,11 +142,28 @@ def stop_process(popen: subprocess.Popen[Any], timeout: float = 10.0) -> int:
 def start_broker(*set_args: str, extra_args: tuple[str, ...] = (), timeout: float = 20.0,
                  security: ClientSecurity | None = None) -> BrokerProcess:
     """Run `python -m minibroker serve --port 0 --set k=v ...` and wait for its ready file; `security`
-    (ClientSecurity.from_config of client settings) is how create_topic/delete_topic reach a secured first listener."""
+    (ClientSecurity.from_config of client settings) is how create_topic/delete_topic reach a secured first listener.
+    TEST_BROKER_CONFIG applies unless `set_args` or a `--config` file of `extra_args` sets those configs."""
     args = ["--host", "127.0.0.1", "--port", "0", *extra_args]
+    given = {item.partition("=")[0].strip() for item in set_args} | _config_file_keys(extra_args)
+    for key, value in TEST_BROKER_CONFIG.items():
+        if key not in given:
+            args += ["--set", f"{key}={value}"]
     for item in set_args:
         args += ["--set", item]
     return _launch(args, timeout, security)
+
+
+def _config_file_keys(extra_args: tuple[str, ...]) -> set[str]:
+    """The configs a `--config FILE` (or `--config=FILE`) among `extra_args` sets."""
+    keys: set[str] = set()
+    for index, arg in enumerate(extra_args):
+        path = extra_args[index + 1] if arg == "--config" and index + 1 < len(extra_args) else (
+            arg.removeprefix("--config=") if arg.startswith("--config=") else None)
+        if path is not None:
+            with contextlib.suppress(OSError):
+                keys |= set(load_properties(Path(path).read_text()))
+    return keys
 
 
 def _launch(args: list[str], timeout: float, security: ClientSecurity | None) -> BrokerProcess:

@@ -23,6 +23,7 @@ from minibroker.core.acls import (
 from minibroker.core.clock import ManualClock
 from minibroker.core.cluster import Cluster, Node
 from minibroker.core.config import BrokerConfig
+from minibroker.testing import TEST_BROKER_CONFIG
 from minibroker.testing.wire import WireClient
 
 ADMIN = "User:admin"  # in super.users
@@ -32,7 +33,8 @@ Op, Type, Pattern = AclOperation, ResourceType, PatternType
 
 def secured_cluster(**configs: Any) -> Cluster:
     """A one-node cluster with the StandardAuthorizer, `User:admin` a super user, deny when no ACL is found."""
-    settings = {"node.id": 1, "authorizer.class.name": STANDARD_AUTHORIZER, "super.users": ADMIN, **configs}
+    settings = {**TEST_BROKER_CONFIG, "node.id": 1, "authorizer.class.name": STANDARD_AUTHORIZER, "super.users": ADMIN,
+                **configs}
     return Cluster(BrokerConfig(settings), clock=ManualClock(NOW))
 
 

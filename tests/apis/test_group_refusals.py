@@ -23,6 +23,7 @@ from minibroker.protocol.messages import (
     OffsetDeleteRequest,
     SyncGroupRequest,
 )
+from minibroker.testing import TEST_BROKER_CONFIG
 
 from . import authz
 from .authz import ADMIN, Op, Type, allow, secured_cluster
@@ -37,7 +38,7 @@ TAF = ErrorCode.TOPIC_AUTHORIZATION_FAILED
 
 def two_nodes(**configs: Any) -> Cluster:
     """Two nodes, so that every group has a node that does not coordinate it."""
-    settings = {"node.id": 1, **configs}
+    settings = {**TEST_BROKER_CONFIG, "node.id": 1, **configs}
     return Cluster(BrokerConfig(settings), clock=ManualClock(NOW),
                    nodes=[Node(1, "127.0.0.1", 9092), Node(2, "127.0.0.1", 9093)])
 
@@ -239,7 +240,7 @@ def test_offset_commit_of_only_unknown_partitions_does_not_reach_the_coordinator
 
 
 def test_offset_commit_coordinator_errors_leave_refused_topics_as_they_were() -> None:
-    settings = {"node.id": 1, "authorizer.class.name": STANDARD_AUTHORIZER, "super.users": ADMIN}
+    settings = {**TEST_BROKER_CONFIG, "node.id": 1, "authorizer.class.name": STANDARD_AUTHORIZER, "super.users": ADMIN}
     c = Cluster(BrokerConfig(settings), clock=ManualClock(NOW),
                 nodes=[Node(1, "127.0.0.1", 9092), Node(2, "127.0.0.1", 9093)])
     c.create_topic("orders", 1, 1)

@@ -25,6 +25,7 @@ from minibroker.protocol.messages import (
     IncrementalAlterConfigsRequest,
     JoinGroupRequest,
 )
+from minibroker.testing import TEST_BROKER_CONFIG
 from minibroker.testing.wire import WireClient
 from tests.wire_bytes import compact_array, compact_bytes, compact_string, request_frame
 
@@ -50,7 +51,7 @@ def answered(cluster: Cluster, api_key: int, version: int, body: bytes, principa
 
 
 def plain_cluster() -> Cluster:
-    return Cluster(BrokerConfig({"node.id": 1}), clock=ManualClock(NOW))
+    return Cluster(BrokerConfig({**TEST_BROKER_CONFIG, "node.id": 1}), clock=ManualClock(NOW))
 
 
 # -- JoinGroup: the protocol chosen among the members' --------------------------------------------------------

@@ -122,7 +122,7 @@ def test_single_member_joins_at_once_and_is_stable(wire):
     group = unique_topic("g")
     started = time.monotonic()
     joined = stable_single_member(wire, group)
-    assert time.monotonic() - started < 1.0  # no initial rebalance delay by default
+    assert time.monotonic() - started < 1.0  # test brokers have no initial rebalance delay (TEST_BROKER_CONFIG)
     assert joined.generation_id == 1 and joined.protocol_name == "range"
     assert [m.member_id for m in joined.members] == [joined.member_id]
     assert heartbeat(wire, group, 1, joined.member_id) == 0

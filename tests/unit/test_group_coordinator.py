@@ -7,12 +7,13 @@ from minibroker.core.config import BrokerConfig
 from minibroker.core.group_coordinator import GroupCoordinator, GroupState, JoinResult
 from minibroker.core.pending import Pending
 from minibroker.protocol.errors import ErrorCode
+from minibroker.testing import TEST_BROKER_CONFIG
 
 PROTOCOLS = [("range", b"r"), ("roundrobin", b"rr")]
 
 
 def coordinator(**configs: str) -> GroupCoordinator:
-    settings = {"group.min.session.timeout.ms": "10", **configs}
+    settings = {**TEST_BROKER_CONFIG, "group.min.session.timeout.ms": "10", **configs}
     return GroupCoordinator(BrokerConfig(settings), ManualClock(), lambda topic, partition: topic == "t")
 
 

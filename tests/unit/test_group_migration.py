@@ -10,13 +10,15 @@ from minibroker.core.consumer_groups import MemberState
 from minibroker.core.group_coordinator import GroupCoordinator, GroupState, JoinResult, SyncResult
 from minibroker.core.pending import Pending
 from minibroker.protocol.errors import ErrorCode
+from minibroker.testing import TEST_BROKER_CONFIG
 
 TOPICS = {"t": 4}
 
 
 def coordinator(**configs: str) -> tuple[GroupCoordinator, ManualClock]:
     clock = ManualClock()
-    c = GroupCoordinator(BrokerConfig(configs), clock, lambda topic, partition: partition < TOPICS.get(topic, 0))
+    c = GroupCoordinator(BrokerConfig({**TEST_BROKER_CONFIG, **configs}), clock,
+                         lambda topic, partition: partition < TOPICS.get(topic, 0))
     return c, clock
 
 
