@@ -14,6 +14,7 @@ from tests.reference.launcher import ReferenceKafka, ReferenceUnavailable
 from .compare import Difference, LedgerEntry, differences, judge, load_ledger
 from .normalise import TIMESTAMP_TOLERANCE_MS, Normaliser
 from .scenario import API_CLASSES, Scenario, all_scenarios, build, lookup, substitute
+from .test_cli_tools import TOOLS
 
 NOW_MS = 1_800_000_000_000  # pinned: the normaliser compares timestamps with the step's send time
 SCENARIOS = all_scenarios()
@@ -33,6 +34,7 @@ def test_every_step_of_every_scenario_encodes_at_its_version(scenario: Scenario)
 
 def test_every_ledger_entry_names_a_scenario_step_and_says_why() -> None:
     steps = {s.name: {step.name for step in s.steps} for s in SCENARIOS}
+    steps.update({tool.name: {"output"} for tool in TOOLS})  # Kafka's CLI tools: one step, their output
     for entry in load_ledger():
         assert entry.scenario in steps, entry
         assert entry.step == "*" or entry.step in steps[entry.scenario], entry

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from minibroker.apis import API_MODULES, accepted_versions
+from minibroker.apis.describe_log_dirs import LOG_DIR
 from minibroker.apis.releases import LATEST
 from minibroker.protocol import records
 from minibroker.protocol.errors import ErrorCode
@@ -18,6 +19,7 @@ from minibroker.protocol.messages import (
     AddPartitionsToTxnRequest,
     AlterConfigsRequest,
     AlterPartitionReassignmentsRequest,
+    AlterReplicaLogDirsRequest,
     AlterUserScramCredentialsRequest,
     ApiVersionsRequest,
     ConsumerGroupDescribeRequest,
@@ -47,6 +49,7 @@ from minibroker.protocol.messages import (
     InitProducerIdRequest,
     JoinGroupRequest,
     LeaveGroupRequest,
+    ListConfigResourcesRequest,
     ListGroupsRequest,
     ListOffsetsRequest,
     ListPartitionReassignmentsRequest,
@@ -289,6 +292,12 @@ BUILDERS: dict[int, tuple[Callable[[Env, int], Any], Callable[[Any], list[int]]]
         lambda r: [r.error_code] + [p.error_code for t in r.responses for p in t.partitions]),
     46: (lambda env, v: ListPartitionReassignmentsRequest(timeout_ms=1000, topics=None),
          lambda r: [r.error_code]),
+    # a replica moved to the log dir it is in already (Kafka 4.3.1 answers NONE)
+    34: (lambda env, v: AlterReplicaLogDirsRequest(dirs=[AlterReplicaLogDirsRequest.AlterReplicaLogDir(
+        path=LOG_DIR, topics=[AlterReplicaLogDirsRequest.AlterReplicaLogDir.AlterReplicaLogDirTopic(
+            name=env.topic, partitions=[0])])]),
+        lambda r: [p.error_code for t in r.results for p in t.partitions]),
+    74: (lambda env, v: ListConfigResourcesRequest(resource_types=[]), lambda r: [r.error_code]),
     35: (lambda env, v: DescribeLogDirsRequest(topics=[DescribeLogDirsRequest.DescribableLogDirTopic(
         topic=env.topic, partitions=[0, 1])]),
         describe_log_dirs_errors),
