@@ -31,6 +31,10 @@ from .admin import TopicAdmin
 from .control import ControlClient
 from .defaults import TEST_BROKER_CONFIG
 
+#: How long a broker process may take to answer its ready signal: a 2-core CI machine at load 14 took over 20 s
+#: (Python's start, imports, binding); a broker that is ready sooner is used at once.
+READY_TIMEOUT_S = 60.0
+
 
 @dataclass
 class BrokerProcess:
@@ -46,7 +50,7 @@ class BrokerProcess:
     security: ClientSecurity | None = None  # how the fixtures (create_topic, delete_topic) log in
     nodes: list[dict[str, Any]] = field(default_factory=list, repr=False)  # the ready signal's
     _args: list[str] = field(default_factory=list, repr=False)  # the command line, for restart()
-    _timeout: float = 20.0
+    _timeout: float = READY_TIMEOUT_S
     _log: str | None = field(default=None, repr=False)  # the log's text once stop() removed the file
 
     @functools.cached_property
@@ -139,7 +143,7 @@ def stop_process(popen: subprocess.Popen[Any], timeout: float = 10.0) -> int:
     return int(popen.returncode)
 
 
-def start_broker(*set_args: str, extra_args: tuple[str, ...] = (), timeout: float = 20.0,
+def start_broker(*set_args: str, extra_args: tuple[str, ...] = (), timeout: float = READY_TIMEOUT_S,
                  security: ClientSecurity | None = None) -> BrokerProcess:
     """Run `python -m minibroker serve --port 0 --set k=v ...` and wait for its ready file; `security`
     (ClientSecurity.from_config of client settings) is how create_topic/delete_topic reach a secured first listener.
