@@ -7,6 +7,9 @@ Same machine, same run:
 3. minibroker in process: a fresh interpreter imports minibroker.testing.embedded, starts a BrokerThread and
    waits for the first answered ApiVersions; the interpreter's RSS then, and what the broker added to it.
 
+Each also reports the CPU time (user + system) the broker used until then: wall time on a busy machine is
+mostly waiting for a core, CPU time much less so.
+
     python bench/reference_startup.py [--rounds 5] [--kafka-rounds 1] [--kafka-version 4.3.1] [--quiet-below 1.5]
 
 Needs scripts/install-reference-kafka.sh. Writes bench/results/reference_startup.json. Numbers, not assertions.
@@ -45,17 +48,17 @@ IN_PROCESS = """
 import json, os, time
 import psutil
 before = psutil.Process().memory_info().rss
-start = time.monotonic()
+start, cpu_start = time.monotonic(), time.process_time()
 from minibroker.protocol.messages import ApiVersionsRequest
 from minibroker.testing.embedded import BrokerThread
 from minibroker.testing.wire import WireClient
 broker = BrokerThread().start()
 with WireClient("127.0.0.1", broker.port) as wire:
     assert wire.request(ApiVersionsRequest(), 0).error_code == 0
-ready = time.monotonic() - start
+ready, cpu = time.monotonic() - start, time.process_time() - cpu_start
 rss = psutil.Process().memory_info().rss
 broker.stop()
-print(json.dumps({"ready_s": ready, "rss": rss, "rss_added": rss - before}))
+print(json.dumps({"ready_s": ready, "cpu_s": cpu, "rss": rss, "rss_added": rss - before}))
 """
 
 
@@ -72,8 +75,10 @@ def kafka_round(version: str) -> dict[str, float]:
     kafka = ReferenceKafka.start(version)
     try:
         total = time.monotonic() - start
-        rss = psutil.Process(kafka.pid).memory_info().rss
-        return {"ready_s": kafka.startup_s, "format_s": total - kafka.startup_s, "rss_mb": rss / MB}
+        jvm = psutil.Process(kafka.pid)
+        cpu = jvm.cpu_times()
+        return {"ready_s": kafka.startup_s, "cpu_s": cpu.user + cpu.system, "format_s": total - kafka.startup_s,
+                "rss_mb": jvm.memory_info().rss / MB}
     finally:
         kafka.stop()
 
@@ -93,7 +98,9 @@ def process_round() -> dict[str, float]:
                 port = json.loads(ready_file.read_text())["nodes"][0]["port"]
             if port is not None and answers_api_versions(port):
                 ready = time.monotonic() - start
-                return {"ready_s": ready, "rss_mb": psutil.Process(popen.pid).memory_info().rss / MB}
+                child = psutil.Process(popen.pid)
+                cpu = child.cpu_times()
+                return {"ready_s": ready, "cpu_s": cpu.user + cpu.system, "rss_mb": child.memory_info().rss / MB}
             time.sleep(0.002)
         raise RuntimeError("minibroker did not answer ApiVersions within 60 s")
     finally:
@@ -107,7 +114,8 @@ def in_process_round() -> dict[str, float]:
     out = subprocess.run([sys.executable, "-c", IN_PROCESS], check=True, capture_output=True, text=True,
                          cwd=tempfile.gettempdir(), env={**os.environ, "PYTHONPATH": str(ROOT)})
     sample = json.loads(out.stdout)
-    return {"ready_s": sample["ready_s"], "rss_mb": sample["rss"] / MB, "rss_added_mb": sample["rss_added"] / MB}
+    return {"ready_s": sample["ready_s"], "cpu_s": sample["cpu_s"], "rss_mb": sample["rss"] / MB,
+            "rss_added_mb": sample["rss_added"] / MB}
 
 
 def wait_quiet(below: float, limit_s: float) -> float:
@@ -151,11 +159,11 @@ def main() -> None:
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(results, indent=2) + "\n")
     k, p, i = results["kafka"], results["minibroker_process"], results["minibroker_in_process"]
-    print(f"{'':34} {'first ApiVersions':>18} {'RSS':>10}")
-    print(f"{'Apache Kafka ' + k['version'] + ' (1 KRaft node)':34} {k['ready_s']:>16.2f} s {k['rss_mb']:>7.0f} MB"
-          f"   (+ storage format {k['format_s']:.1f} s)")
-    print(f"{'minibroker, process':34} {p['ready_s']:>16.3f} s {p['rss_mb']:>7.0f} MB")
-    print(f"{'minibroker, in process':34} {i['ready_s']:>16.3f} s {i['rss_mb']:>7.0f} MB"
+    print(f"{'':34} {'first ApiVersions':>18} {'CPU':>9} {'RSS':>10}")
+    print(f"{'Apache Kafka ' + k['version'] + ' (1 KRaft node)':34} {k['ready_s']:>16.2f} s {k['cpu_s']:>7.2f} s "
+          f"{k['rss_mb']:>7.0f} MB   (+ storage format {k['format_s']:.1f} s)")
+    print(f"{'minibroker, process':34} {p['ready_s']:>16.3f} s {p['cpu_s']:>7.2f} s {p['rss_mb']:>7.0f} MB")
+    print(f"{'minibroker, in process':34} {i['ready_s']:>16.3f} s {i['cpu_s']:>7.2f} s {i['rss_mb']:>7.0f} MB"
           f"   (the broker added {i['rss_added_mb']:.0f} MB)")
     print(f"load average (1 min) at each start: Kafka {k['load_average_1m']}, process {p['load_average_1m']}, "
           f"in process {i['load_average_1m']}; {results['machine']['load_average_1m_after']} after, "

@@ -154,8 +154,8 @@ def markdown(report: Coverage) -> str:
     lines += ["", f"The ledger (`tests/differential/ledger.json`): {len(report.ledger)} intended differences, "
                   f"{len(by_reason)} reasons.", ""]
     for reason, entries in sorted(by_reason.items(), key=lambda item: (-len(item[1]), item[0])):
-        where = "; ".join(f"`{e.scenario}/{e.step}` `{e.path}`" for e in entries)
-        lines.append(f"- {reason} ({len(entries)}: {where})")
+        scenarios = ", ".join(f"`{name}`" for name in dict.fromkeys(entry.scenario for entry in entries))
+        lines.append(f"- {reason} ({len(entries)} {'entry' if len(entries) == 1 else 'entries'}: {scenarios})")
     return "\n".join(lines) + "\n"
 
 
