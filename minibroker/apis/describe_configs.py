@@ -79,7 +79,7 @@ def _describe(resource: Any, request: DescribeConfigsRequest, ctx: RequestContex
         if config_resources.describe_broker_target(ctx.node, resource.resource_name):
             static = config_resources.node_static_configs(ctx.node)
             entries = [config.describe(name, True, ctx.node.node_id, static)
-                       for name in config.broker_names() if not keys or name in keys]
+                       for name in config.broker_names(ctx.node.node_id) if not keys or name in keys]
         else:
             entries = [config.describe(name, per_node=False) for name in sorted(config.dynamic_default)
                        if not keys or name in keys]

@@ -12,7 +12,8 @@ Every config Kafka lists is described with Kafka's default. What minibroker does
 IMPLEMENTED configs change behaviour; INERT ones tune what an in-memory broker does not have (threads,
 buffers, disk flushing, index files) and are accepted with any valid value; UNSUPPORTED ones (quotas,
 tiered storage, plugins, what the security work has not reached yet, ...) keep Kafka's default, and any
-other value is refused, so a client is never told something took effect that did not.
+other value is refused, so a client is never told something took effect that did not. `decision_list()`
+writes what AlterConfigs does with each dynamic broker config to docs/broker-configs.md.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from .config_table import BROKER_TABLE, GROUP_TABLE, TOPIC_TABLE
 from .listeners import ListenerConfigError, advertised_listeners, parse_listeners, parse_protocol_map
 
 LONG_MAX = 2**63 - 1
+MIN_INSYNC_REPLICAS = "min.insync.replicas"
 INT_MAX = 2**31 - 1
 LISTENER_PREFIX = "listener.name."
 
@@ -144,8 +146,8 @@ class ConfigDef:
 
     @property
     def sensitive(self) -> bool:
-        """PASSWORD configs: DescribeConfigs shows no value (KafkaConfig.maybeSensitive)."""
-        return self.type is ConfigType.PASSWORD
+        """PASSWORD configs and names Kafka does not know: no value shown (KafkaConfig.maybeSensitive)."""
+        return self.type in (ConfigType.PASSWORD, ConfigType.UNKNOWN)
 
     @property
     def has_default(self) -> bool:
@@ -576,6 +578,75 @@ def parse_topic_configs(raw: dict[str, str | None]) -> dict[str, Any]:
     return BrokerConfig().parse_topic_configs(raw)
 
 
+# Why a broker config Kafka lets AlterConfigs change keeps Kafka's default here (Support.UNSUPPORTED): by the
+# name's first prefix that matches. Every such config has one (tests/unit/test_broker_config_decisions.py).
+_UNSUPPORTED_REASONS = (
+    ("sasl.kerberos.", "GSSAPI (Kerberos) is not served (README): there is no Kerberos login to tune"),
+    ("sasl.login.refresh.", "the broker logs in nowhere: it has no SASL login of its own to refresh"),
+    ("sasl.mechanism.inter.broker.protocol", "one process: no inter-broker connections"),
+    ("ssl.engine.factory.class", "a Java plugin class: TLS is Python's ssl module"),
+    ("ssl.provider", "a Java security provider: TLS is Python's ssl module"),
+    ("principal.builder.class", "a Java plugin class: principals are built as Kafka's default builder does"),
+    ("config.providers", "Java ConfigProvider plugins are not loaded"),
+    ("metric.reporters", "no metrics reporters (no JMX)"),
+    ("max.connection.creation.rate", "connection-rate quotas are not implemented (README: Quotas)"),
+    ("remote.", "tiered storage is not implemented (README)"),
+)
+
+
+def unsupported_reason(name: str) -> str | None:
+    """Why dynamic broker config `name` accepts only Kafka's default here, if it does (see _UNSUPPORTED_REASONS)."""
+    return next((reason for prefix, reason in _UNSUPPORTED_REASONS if name.startswith(prefix)), None)
+
+
+def decision_list() -> str:
+    """docs/broker-configs.md: what AlterConfigs does here with each broker config Kafka can change dynamically."""
+    lines = [
+        "# Dynamic broker configs: what minibroker does with each",
+        "",
+        "Generated from the config registry (`minibroker/core/config.py`): `python -c \"from minibroker.core.config "
+        "import decision_list; print(decision_list(), end='')\" > docs/broker-configs.md`; "
+        "tests/unit/test_broker_config_decisions.py fails when this page is stale.",
+        "",
+        "Every broker config Apache Kafka lets AlterConfigs and IncrementalAlterConfigs change without a restart "
+        "(its update mode: per-broker or cluster-wide), with minibroker's decision. Kafka's own refusals (read-only "
+        "names, security configs without the listener prefix, per-broker names on the cluster default, invalid "
+        "values, the ELR cluster-level min.insync.replicas) are answered as Kafka answers them, and a name Kafka "
+        "does not know is kept as Kafka keeps it (listed as UNKNOWN); then:",
+        "",
+        "- **applied**: the change takes effect;",
+        "- **accepted**: any valid value is accepted and shown; it tunes what an in-memory, in-process broker does "
+        "not have (threads, buffers, files, disk flushing), so no client can tell the difference;",
+        "- **start-up only**: set it in `server.properties` or `--set`; a dynamic change is refused (INVALID_CONFIG) "
+        "because listeners bind once (Kafka reconfigures them);",
+        "- **Kafka's default only**: minibroker cannot act on another value, so any other value is refused "
+        "(INVALID_CONFIG) rather than accepted and ignored.",
+        "",
+        "| config | Kafka's update mode | minibroker | why |",
+        "|---|---|---|---|",
+    ]
+    for name, definition in BROKER_CONFIGS.items():
+        if not definition.dynamic:
+            continue
+        if name in _LISTENER_ONLY_SECURITY_CONFIGS:
+            decision, why = "start-up only", "Kafka takes it only per listener (`listener.name.` prefix)"
+        elif name in _STARTUP_ONLY:
+            decision, why = "start-up only", "listeners and their security are set up once, at start-up"
+        elif definition.support is Support.IMPLEMENTED:
+            decision, why = "applied", ""
+        elif definition.support is Support.INERT:
+            decision, why = "accepted", "nothing to tune in an in-memory broker"
+        else:
+            default = definition.render(definition.default)
+            shown = "null" if default is None else f"`{default}`" if default else '""'
+            decision = f"Kafka's default only ({shown})"
+            why = unsupported_reason(name) or ""
+        lines.append(f"| `{name}` | {definition.mode.value} | {decision} | {why} |")
+    listener = ("| `listener.name.<listener>.<config>` | per-broker | start-up only | listeners and their security "
+                "are set up once, at start-up |")
+    return "\n".join([*lines, listener, ""])
+
+
 def refuse_unsupported(definition: ConfigDef, value: Any) -> None:
     """ConfigError unless minibroker can honour `value` for `definition` (see the module docstring)."""
     if definition.support is not Support.UNSUPPORTED or (definition.has_default and value == definition.default):
@@ -585,9 +656,28 @@ def refuse_unsupported(definition: ConfigDef, value: Any) -> None:
     raise ConfigError(f"minibroker does not implement {definition.name}{default}")
 
 
-def scala_set(names: Iterable[str]) -> str:
-    """How Kafka's Scala code prints a set of config names in its refusals: Set(a, b)."""
-    return f"Set({', '.join(dict.fromkeys(names))})"
+def _java_string_hash(text: str) -> int:
+    """`String.hashCode` (over UTF-16 code units), as an unsigned 32-bit value."""
+    value = 0
+    units = text.encode("utf-16-be")
+    for index in range(0, len(units), 2):
+        value = (31 * value + int.from_bytes(units[index:index + 2], "big")) & 0xFFFFFFFF
+    return value
+
+
+def java_set(names: Iterable[str], table_for: int = 0) -> str:
+    """How Kafka 4's DynamicBrokerConfig prints a `HashSet` of config names in its refusals: `[a, b]`.
+
+    A HashSet iterates its table's buckets in order (`HashMap.hash`: the hash's high half folded into its low
+    half); `table_for` is how many names the set was first built from (`new HashSet<>(all names)`), which sizes
+    the table. Names sharing a bucket keep the given order, which may not be the JVM's.
+    """
+    unique = list(dict.fromkeys(names))
+    capacity = max(int(table_for / 0.75) + 1, 16)
+    size = 1 << (capacity - 1).bit_length()
+    spread = [(h ^ (h >> 16)) & (size - 1) for h in map(_java_string_hash, unique)]
+    ordered = [name for _, _, name in sorted(zip(spread, range(len(unique)), unique, strict=True))]
+    return f"[{', '.join(ordered)}]"
 
 
 def _broker_synonym_names(name: str) -> list[str]:
@@ -633,11 +723,14 @@ class BrokerConfig:
     """Broker config values in Kafka's layers: per-node dynamic, cluster-default dynamic, static, default.
 
     `unknown` names configs this cluster's release lacks (KIP1269_CONFIGS on an older profile): they are
-    refused as unknown and never listed.
+    refused as unknown and never listed. `elr`: the release finalizes eligible.leader.replicas.version 1
+    (KIP-966), so the cluster default holds min.insync.replicas, which cannot be removed.
     """
 
-    def __init__(self, static: Mapping[str, Any] | None = None, unknown: frozenset[str] = frozenset()) -> None:
+    def __init__(self, static: Mapping[str, Any] | None = None, unknown: frozenset[str] = frozenset(),
+                 elr: bool = False) -> None:
         self.unknown = unknown
+        self.elr = elr
         self.static: Layer = {}
         self.dynamic_default: Layer = {}
         self.dynamic_node: dict[int, Layer] = {}
@@ -673,6 +766,8 @@ class BrokerConfig:
         # the first node's id: `node.id`, or its older alias `broker.id`, else 0
         node_id = self.static["node.id"] if "node.id" in self.static else self.static.get("broker.id", 0)
         self._node_id = int(node_id)
+        if elr:  # the controller writes its min.insync.replicas as the cluster's when ELR is enabled at format
+            self.dynamic_default[MIN_INSYNC_REPLICAS] = self[MIN_INSYNC_REPLICAS]
 
     def _validate_authorizer(self) -> None:
         """Kafka instantiates `authorizer.class.name` at start-up and fails on a class it cannot load."""
@@ -717,16 +812,27 @@ class BrokerConfig:
             raise ConfigError(f"Unknown broker config name: {name}")
         return broker_config_def(name)
 
+    def dynamic_def(self, name: str) -> ConfigDef:
+        """The definition of a dynamic broker config `name`: Kafka's, or a custom one's of the UNKNOWN type."""
+        if name in BROKER_CONFIGS and name not in self.unknown:
+            return BROKER_CONFIGS[name]
+        return ConfigDef(name, ConfigType.UNKNOWN, None, support=Support.INERT)
+
     def topic_def(self, name: str) -> ConfigDef:
         """The definition of topic config `name`; ConfigError if this cluster does not know it."""
         if name in self.unknown:
             raise ConfigError(f"Unknown topic config name: {name}")
         return topic_config_def(name)
 
-    def broker_names(self) -> list[str]:
-        """The broker configs DescribeConfigs lists: every non-internal one, and internal ones once set."""
-        return [name for name, d in BROKER_CONFIGS.items() if name not in self.unknown and name not in
-                AUTHORIZER_CONFIGS and (not d.internal or name in self.static)]
+    def broker_names(self, node_id: int | None = None) -> list[str]:
+        """The broker configs DescribeConfigs lists for a node: every non-internal one, internal ones once set,
+        and the custom (unknown) ones set dynamically on the node or the cluster default."""
+        known = [name for name, d in BROKER_CONFIGS.items() if name not in self.unknown and name not in
+                 AUTHORIZER_CONFIGS and (not d.internal or name in self.static)]
+        node_layer = self.dynamic_node.get(self._node_id if node_id is None else node_id, {})
+        custom = {name for layer in (self.dynamic_default, node_layer) for name in layer
+                  if self.dynamic_def(name).type is ConfigType.UNKNOWN}
+        return known + sorted(custom)
 
     def topic_names(self) -> list[str]:
         """Every topic config this cluster knows, sorted."""
@@ -752,6 +858,8 @@ class BrokerConfig:
         The core reads values without a node, as the first node has them: the cluster's topics, groups and
         transactions live in one process, not on separate brokers.
         """
+        if name in self.unknown:  # a newer release's config, set here as a custom one: never read
+            return BROKER_CONFIGS[name].default
         # the layers of _layers, unrolled: the core reads values on every request
         if self.dynamic_node:
             node_layer = self.dynamic_node.get(self._node_id if node_id is None else node_id)
@@ -800,10 +908,11 @@ class BrokerConfig:
     def _synonyms(self, name: str, node_id: int | None,
                   node_static: Layer | None) -> list[tuple[str, Any, ConfigSource]]:
         """ConfigHelper.configSynonyms: every layer that sets `name` or a synonym, strongest first."""
-        names = [n for n in _broker_synonym_names(name) if n not in self.unknown]
+        custom = self.dynamic_def(name).type is ConfigType.UNKNOWN
+        names = [name] if custom else [n for n in _broker_synonym_names(name) if n not in self.unknown]
         found = [(n, layer[n], source) for layer, source in self._layers(node_id, node_static)
                  for n in names if n in layer]
-        for n in names:  # DynamicBrokerConfig.staticDefaultConfigs holds no null defaults
+        for n in [] if custom else names:  # DynamicBrokerConfig.staticDefaultConfigs holds no null defaults
             default = BROKER_CONFIGS[n].default
             if default is not None and default is not NO_DEFAULT:
                 found.append((n, default, ConfigSource.DEFAULT_CONFIG))
@@ -814,7 +923,7 @@ class BrokerConfig:
     def describe(self, name: str, per_node: bool = True, node_id: int | None = None,
                  node_static: Layer | None = None) -> ConfigEntry:
         """Broker config `name` as DescribeConfigs shows it on BROKER "<id>" (per_node) or "" (cluster default)."""
-        definition = BROKER_CONFIGS[name]
+        definition = self.dynamic_def(name)
         synonyms = self._synonyms(name, node_id, node_static)
         if not per_node:  # the cluster-default resource shows only its own layer
             synonyms = [s for s in synonyms if s[2] is ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG]
@@ -901,18 +1010,19 @@ class BrokerConfig:
         """The parsed layer `props` would make for BROKER "<node_id>" or ""; KafkaError if Kafka or we refuse it.
 
         Kafka's own refusals (DynamicBrokerConfig.validateConfigs, which ConfigAdminManager answers with
-        INVALID_REQUEST) come first, in Kafka's order; then minibroker's: unknown names and configs it does
-        not implement (INVALID_CONFIG).
+        INVALID_REQUEST) come first, in Kafka's order; then minibroker's: configs it does not implement
+        (INVALID_CONFIG, see the decision list in docs/broker-configs.md). A name Kafka does not know is kept
+        as Kafka keeps it (a custom config for a plugin; nothing reads it) and listed as its UNKNOWN type.
         """
         known = {name: BROKER_CONFIGS[name] for name in props if name in BROKER_CONFIGS and name not in self.unknown}
         read_only = [name for name, d in known.items() if not d.dynamic]
         if read_only:
             raise KafkaError(ErrorCode.INVALID_REQUEST, f"Cannot update these configs dynamically: "
-                                                        f"{scala_set(read_only)}")
+                                                        f"{java_set(read_only, len(props))}")
         listener_only = [name for name in props if name in _LISTENER_ONLY_SECURITY_CONFIGS]
         if listener_only:
             raise KafkaError(ErrorCode.INVALID_REQUEST, "These security configs can be dynamically updated only "
-                             f"per-listener using the listener prefix: {scala_set(listener_only)}")
+                             f"per-listener using the listener prefix: {java_set(listener_only)}")
         parsed: Layer = {}
         for name, definition in known.items():
             try:
@@ -923,20 +1033,23 @@ class BrokerConfig:
             per_broker = [name for name, d in known.items() if d.mode is UpdateMode.PER_BROKER]
             if per_broker:
                 raise KafkaError(ErrorCode.INVALID_REQUEST, "Cannot update these configs at default cluster level, "
-                                 f"broker id must be specified: {scala_set(per_broker)}")
+                                 f"broker id must be specified: {java_set(per_broker)}")
         for name in props:
             if name not in known:
-                if name.startswith("listener.name."):
-                    raise ConfigError(f"minibroker does not implement listener-specific configs: {name}")
-                raise ConfigError(f"Unknown broker config name: {name}")
+                if name.startswith(LISTENER_PREFIX):  # listeners bind once here, with their start-up configs
+                    raise ConfigError(f"minibroker does not implement dynamic listener-specific configs: {name}")
+                parsed[name] = str(props[name])
         per_ip = parsed.get("max.connections.per.ip", self["max.connections.per.ip"])
         if per_ip == 0 and not parsed.get("max.connections.per.ip.overrides", self["max.connections.per.ip.overrides"]):
             raise KafkaError(ErrorCode.INVALID_REQUEST, ZERO_CONNECTIONS_PER_IP)
-        for name, value in parsed.items():
-            refuse_unsupported(known[name], value)
+        if node_id is None and self.elr and MIN_INSYNC_REPLICAS not in parsed:  # ConfigurationControlManager
+            raise ConfigError("Cluster-level min.insync.replicas cannot be removed while ELR is enabled.")
+        for name, definition in known.items():
+            value = parsed[name]
+            refuse_unsupported(definition, value)
             if name in _STARTUP_ONLY:
                 raise ConfigError(f"minibroker does not implement dynamic updates of {name}: set it at start-up")
-            if (node_id not in (None, self._node_id) and known[name].support is Support.IMPLEMENTED
+            if (node_id not in (None, self._node_id) and definition.support is Support.IMPLEMENTED
                     and name not in PER_NODE_CONFIGS):
                 # the core reads configs as the first node has them (see value()), except those read per node
                 raise ConfigError(f"minibroker applies {name} to the whole cluster: set it on broker "
@@ -962,7 +1075,7 @@ class BrokerConfig:
     def incremental_alter_dynamic(self, node_id: int | None, ops: Iterable[tuple[str, int, str | None]],
                                   validate_only: bool = False) -> None:
         """IncrementalAlterConfigs on BROKER "<node_id>" or "" (ConfigAdminManager.prepareIncrementalConfigs)."""
-        props: dict[str, Any] = {name: BROKER_CONFIGS[name].render(value)
+        props: dict[str, Any] = {name: self.dynamic_def(name).render(value)
                                  for name, value in self.dynamic_layer(node_id).items()}
         for name, op, value in ops:
             if op == SET:

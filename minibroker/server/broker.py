@@ -45,8 +45,10 @@ def advertised_host_for(bind_host: str, advertised_host: str | None = None) -> s
 
 def cluster_config(config: dict[str, Any] | None, controller_release: str) -> BrokerConfig:
     """The broker configs as the controller's release knows them: older releases lack KIP-1269's."""
-    unknown = frozenset() if release(controller_release).kip1269 else KIP1269_CONFIGS
-    return BrokerConfig(config, unknown)  # raises ConfigError on a bad or unknown config
+    profile = release(controller_release)
+    unknown = frozenset() if profile.kip1269 else KIP1269_CONFIGS
+    elr = dict(profile.features.finalized).get("eligible.leader.replicas.version", 0) >= 1
+    return BrokerConfig(config, unknown, elr)  # raises ConfigError on a bad or unknown config
 
 
 TLS_PROTOCOLS = frozenset({"SSL", "SASL_SSL"})

@@ -235,16 +235,11 @@ TOOLS: list[Tool] = [
          lambda b, n, names: ["--bootstrap-server", b, "--describe", "--topic-list", names.topic], parse_log_dirs),
 ]
 #: Differences known and owned elsewhere, each a strict xfail until its owner's change lands.
-_MIN_ISR = ("cluster-level min.insync.replicas: Kafka 4.1+ with eligible.leader.replicas.version=1 keeps a "
-            "DYNAMIC_DEFAULT_BROKER_CONFIG min.insync.replicas (KIP-966), so DescribeConfigs gives it as a synonym "
-            "and kafka-topics lists it among a topic's non-default configs; minibroker's DescribeConfigs does not")
 PENDING: dict[str, str] = {
     "cli:kafka-broker-api-versions": "issue 25: EndTxn and TxnOffsetCommit stop at v4 where Kafka 4.3.1 advertises "
                                      "v5 (transactions V2, KIP-890)",
-    "cli:kafka-topics-describe": _MIN_ISR,
-    "cli:kafka-configs-describe-all-topic": _MIN_ISR,
-    "cli:kafka-configs-describe-all-broker": _MIN_ISR + "; broker configs Kafka 4.3.1 lists and minibroker does "
-                                             "not (controller.quorum.fetch.*, group.consumer/share/streams.*, "
+    "cli:kafka-configs-describe-all-broker": "broker configs Kafka 4.3.1 lists and minibroker does not "
+                                             "(controller.quorum.fetch.*, group.consumer/share/streams.*, "
                                              "group.coordinator.*, share.coordinator.cached.buffer.max.bytes, ...)",
 }
 

@@ -191,7 +191,8 @@ def test_dynamic_broker_configs_are_accepted_per_node_and_cluster_wide(broker_fa
                                                                                                  DYNAMIC_DEFAULT)
         default = configs(wire, BROKER, "")
         assert {name: (c.value, c.config_source) for name, c in default.items()} == {
-            "log.cleaner.threads": ("2", DYNAMIC_DEFAULT)}
+            "log.cleaner.threads": ("2", DYNAMIC_DEFAULT),
+            "min.insync.replicas": ("1", DYNAMIC_DEFAULT)}  # KIP-966: ELR keeps it at the cluster level
         assert synonyms_of(default["log.cleaner.threads"]) == [("log.cleaner.threads", "2", DYNAMIC_DEFAULT)]
         # legacy AlterConfigs replaces the node's whole dynamic set
         assert error(legacy(wire, BROKER, "0", {"num.network.threads": "5"})) == (0, None)
@@ -204,19 +205,19 @@ def test_dynamic_broker_configs_are_accepted_per_node_and_cluster_wide(broker_fa
 REFUSALS = [
     # DynamicBrokerConfig.validateConfigs, answered by ConfigAdminManager with INVALID_REQUEST
     ("0", "log.retention.hours", "24", ErrorCode.INVALID_REQUEST,
-     "Cannot update these configs dynamically: Set(log.retention.hours)"),
+     "Cannot update these configs dynamically: [log.retention.hours]"),
     ("0", "advertised.listeners", "PLAINTEXT://elsewhere:9092", ErrorCode.INVALID_REQUEST,
-     "Cannot update these configs dynamically: Set(advertised.listeners)"),
+     "Cannot update these configs dynamically: [advertised.listeners]"),
     ("", "num.partitions", "3", ErrorCode.INVALID_REQUEST,
-     "Cannot update these configs dynamically: Set(num.partitions)"),
+     "Cannot update these configs dynamically: [num.partitions]"),
     ("0", "authorizer.class.name", "org.example.Authorizer", ErrorCode.INVALID_REQUEST,
-     "Cannot update these configs dynamically: Set(authorizer.class.name)"),
+     "Cannot update these configs dynamically: [authorizer.class.name]"),
     ("0", "ssl.keystore.location", "/tmp/ks.jks", ErrorCode.INVALID_REQUEST,
      "These security configs can be dynamically updated only per-listener using the listener prefix: "
-     "Set(ssl.keystore.location)"),
+     "[ssl.keystore.location]"),
     ("", "sasl.enabled.mechanisms", "PLAIN", ErrorCode.INVALID_REQUEST,
      "Cannot update these configs at default cluster level, broker id must be specified: "
-     "Set(sasl.enabled.mechanisms)"),
+     "[sasl.enabled.mechanisms]"),
     ("0", "num.io.threads", "abc", ErrorCode.INVALID_REQUEST,
      "Invalid value abc for configuration num.io.threads: Not a number of type INT"),
     ("", "log.producer.state.batches.to.retain", "4", ErrorCode.INVALID_REQUEST,
@@ -234,7 +235,7 @@ REFUSALS = [
     ("0", "sasl.enabled.mechanisms", "PLAIN", ErrorCode.INVALID_CONFIG,
      "minibroker does not implement dynamic updates of sasl.enabled.mechanisms: set it at start-up"),
     ("0", "listener.name.plaintext.max.connections", "5", ErrorCode.INVALID_CONFIG,
-     "minibroker does not implement listener-specific configs: listener.name.plaintext.max.connections"),
+     "minibroker does not implement dynamic listener-specific configs: listener.name.plaintext.max.connections"),
 ]
 
 
@@ -246,11 +247,12 @@ def test_broker_alter_refusals_change_nothing(broker_factory, api, resource, nam
         before = {n: (c.value, c.config_source) for n, c in configs(wire, BROKER, "0").items()}
         if api == "incremental":
             response = incremental(wire, BROKER, resource, ("background.threads", SET, "12"), (name, SET, value))
-        else:
-            response = legacy(wire, BROKER, resource, {"background.threads": "12", name: value})
+        else:  # the cluster default's whole set keeps min.insync.replicas, which ELR does not let go
+            elr = {"min.insync.replicas": "1"} if resource == "" else {}
+            response = legacy(wire, BROKER, resource, {**elr, "background.threads": "12", name: value})
         assert error(response) == (code, message)
         assert {n: (c.value, c.config_source) for n, c in configs(wire, BROKER, "0").items()} == before
-        assert configs(wire, BROKER, "") == {}
+        assert list(configs(wire, BROKER, "")) == ["min.insync.replicas"]
 
 
 def test_unimplemented_dynamic_config_may_be_set_to_kafkas_default(broker_factory):
@@ -429,7 +431,7 @@ def test_confluent_admin_sees_kafkas_configs_and_refusals(broker):
     with pytest.raises(KafkaException) as info:
         admin.incremental_alter_configs([alter])[alter].result(10)
     assert info.value.args[0].name() == "INVALID_REQUEST"
-    assert info.value.args[0].str() == "Cannot update these configs dynamically: Set(log.retention.hours)"
+    assert info.value.args[0].str() == "Cannot update these configs dynamically: [log.retention.hours]"
     unchanged = admin.describe_configs([node])[node].result(10)["log.retention.hours"]
     assert (unchanged.value, unchanged.source) == ("168", DEFAULT)
 
@@ -453,10 +455,10 @@ def test_java_admin_sees_kafkas_configs_and_refusals(tmp_path, broker):
         f"PLAINTEXT://127.0.0.1:{broker.port}", "STATIC_BROKER_CONFIG", False)
     assert (ok(advertised)["value"], advertised["source"], advertised["read_only"]) == (None, "DEFAULT_CONFIG", True)
     assert (hours["ok"], hours["error"], hours["message"]) == (
-        False, "InvalidRequestException", "Cannot update these configs dynamically: Set(log.retention.hours)")
+        False, "InvalidRequestException", "Cannot update these configs dynamically: [log.retention.hours]")
     assert (default_listeners["ok"], default_listeners["error"], default_listeners["message"]) == (
         False, "InvalidRequestException",
-        "Cannot update these configs at default cluster level, broker id must be specified: Set(listeners)")
+        "Cannot update these configs at default cluster level, broker id must be specified: [listeners]")
     assert (ok(hours_after)["value"], hours_after["source"]) == ("168", "DEFAULT_CONFIG")
     ok(threads)
     assert (ok(threads_after)["value"], threads_after["source"]) == ("6", "DYNAMIC_BROKER_CONFIG")

@@ -60,7 +60,7 @@ def test_static_only_broker_config_cannot_change_dynamically():
     with pytest.raises(KafkaError) as info:
         config.set_dynamic("socket.request.max.bytes", "10", node_level=True)
     assert (info.value.code, info.value.message) == (
-        ErrorCode.INVALID_REQUEST, "Cannot update these configs dynamically: Set(socket.request.max.bytes)")
+        ErrorCode.INVALID_REQUEST, "Cannot update these configs dynamically: [socket.request.max.bytes]")
     assert config.dynamic_node == {} and config["socket.request.max.bytes"] == 104857600
 
 
