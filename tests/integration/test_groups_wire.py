@@ -217,7 +217,7 @@ def test_leave_group_and_delete_groups(wire):
     create_topic(wire, topic)
     member = stable_single_member(wire, group)
     assert commit(wire, group, 1, member.member_id, topic) == 0
-    deleted = wire.request(DeleteGroupsRequest(groups_names=[group, "no-such-group"]), 3).results
+    deleted = wire.request(DeleteGroupsRequest(groups_names=[group, "no-such-group"]), 2).results
     assert [r.error_code for r in deleted] == [ErrorCode.NON_EMPTY_GROUP, ErrorCode.GROUP_ID_NOT_FOUND]
     left = wire.request(LeaveGroupRequest(group_id=group, members=[
         LeaveGroupRequest.MemberIdentity(member_id=member.member_id), LeaveGroupRequest.MemberIdentity(
@@ -226,7 +226,7 @@ def test_leave_group_and_delete_groups(wire):
     listed = wire.request(ListGroupsRequest(states_filter=["Empty"], types_filter=[]), 5).groups
     assert group in [g.group_id for g in listed]
     assert fetch_offset(wire, group, topic).committed_offset == 5
-    assert wire.request(DeleteGroupsRequest(groups_names=[group]), 3).results[0].error_code == 0
+    assert wire.request(DeleteGroupsRequest(groups_names=[group]), 2).results[0].error_code == 0
     assert fetch_offset(wire, group, topic).committed_offset == -1
     gone = wire.request(DescribeGroupsRequest(groups=[group]), 6).groups[0]
     assert gone.error_code == ErrorCode.GROUP_ID_NOT_FOUND
