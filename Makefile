@@ -7,6 +7,8 @@ PY := $(VENV)/bin/python
 SOURCES := pyproject.toml requirements/test-lock.txt setup.py minibroker/core/_validator_speedups.c
 # the exact versions installed; pyproject.toml has the ranges
 LOCK := requirements/test-lock.txt
+# make test's pytest-xdist workers: most tests wait on brokers, clients and JVMs, so 3 keep 2 cores busy
+TEST_WORKERS ?= 3
 # One venv, two stamps: the broker alone, and everything the tests need (the broker included).
 SERVE_STAMP := $(VENV)/.installed-serve
 TEST_STAMP := $(VENV)/.installed-test
@@ -37,10 +39,10 @@ test-deps: $(TEST_STAMP)
 	PYTHON=$(PY) bash scripts/install-test-deps.sh
 
 test: test-deps
-	@echo "make: ruff, mypy, then the whole suite"
+	@echo "make: ruff, mypy, then the whole suite on $(TEST_WORKERS) workers"
 	$(PY) -m ruff check minibroker tests bench
 	$(PY) -m mypy
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n $(TEST_WORKERS)
 
 lint: $(TEST_STAMP)
 	$(PY) -m ruff check minibroker tests bench

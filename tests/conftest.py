@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import settings
@@ -16,23 +19,34 @@ from tests.reference.fixtures import kafka_reference  # noqa: F401  (the run's A
 settings.register_profile("minibroker", deadline=None, derandomize=True, database=None)
 settings.load_profile("minibroker")
 
-#: Tests that share one expensive process per run go to one pytest-xdist worker, so it starts once.
-SHARED_PROCESS_GROUPS = {"kafka_reference": "kafka-reference", "spark": "spark"}
+#: Where the tests that share one expensive process per run live: each group goes to one pytest-xdist worker.
+SPARK_TESTS = "tests/spark/"
+REFERENCE_FIXTURE = "kafka_reference"
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist's own hook turns the marks into the nodeids' @group suffix
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Group the tests for `pytest -n N --dist loadgroup` (make test): a module stays on one worker, so
-    its module-scoped brokers start once; the reference Kafka's tests and Spark's share one worker each."""
-    for item in items:
-        fixtures = getattr(item, "fixturenames", ())
-        if "kafka_reference" in fixtures:
-            group = SHARED_PROCESS_GROUPS["kafka_reference"]
-        elif "spark" in fixtures:
-            group = SHARED_PROCESS_GROUPS["spark"]
-        else:
-            group = item.nodeid.split("::", 1)[0]
-        item.add_marker(pytest.mark.xdist_group(group))
+@functools.cache
+def worker_scope(module_path: str) -> str:
+    """The scope `make test`'s workers share out whole: the module, so its module-scoped brokers start once,
+    except that every module using the reference Kafka is one scope and every Spark module another, so each
+    of those JVMs starts once per run."""
+    if module_path.startswith(SPARK_TESTS):
+        return "spark"
+    path = Path(module_path)
+    if path.suffix == ".py" and path.is_file() and REFERENCE_FIXTURE in path.read_text(encoding="utf-8"):
+        return "kafka-reference"
+    return module_path
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """`pytest -n N`: whole scopes (worker_scope) per worker. xdist's own loadgroup cannot do this under
+    pytest 9, which no longer reads the group suffix xdist writes into an item's node id."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class SharedProcessScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return worker_scope(nodeid.split("::", 1)[0])
+
+    return SharedProcessScheduling(config, log)
 
 
 @pytest.fixture(scope="module")
