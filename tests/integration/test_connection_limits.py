@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator
 import pytest
 
 from minibroker.core.clock import ManualClock
-from minibroker.core.config import ConfigError
+from minibroker.core.config import SET, ConfigError
 from minibroker.protocol.messages import ApiVersionsRequest, MetadataRequest
 from minibroker.protocol.records import split_batches
 from minibroker.testing.embedded import BrokerThread
@@ -158,8 +158,8 @@ def test_five_thousand_concurrent_connections_all_get_metadata_and_produce() -> 
 def test_max_connections_set_dynamically_applies_to_the_next_connection() -> None:
     with BrokerThread() as broker, WireClient(broker.host, broker.port) as first:
         assert first.request(API_VERSIONS, 3).error_code == 0
-        # as an AlterConfigs of the cluster-wide default would (tests/integration/test_config_fidelity.py)
-        broker.call(broker.cluster.config.alter_dynamic, None, {"max.connections": "2"})
+        # as an IncrementalAlterConfigs of the cluster-wide default would (tests/integration/test_config_fidelity.py)
+        broker.call(broker.cluster.config.incremental_alter_dynamic, None, [("max.connections", SET, "2")])
         with WireClient(broker.host, broker.port) as second:
             assert second.request(API_VERSIONS, 3).error_code == 0
             assert not answers(broker.host, broker.port)
