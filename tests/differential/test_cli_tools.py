@@ -357,9 +357,27 @@ def make_data(bootstrap: str, names: Names) -> None:
             if message is not None and not message.error():
                 seen += 1
         assert seen == 8, f"read {seen} of 8 records from {bootstrap}"
-        consumer.commit(asynchronous=False)
+        commit_when_the_coordinator_is_ready(consumer)
     finally:
         consumer.close()
+
+
+def commit_when_the_coordinator_is_ready(consumer: Any, timeout_s: float = 60.0) -> None:
+    """A synchronous commit, repeated (bounded) while the group coordinator loads, as a freshly started
+    Kafka's answers NOT_COORDINATOR to its first commit."""
+    from confluent_kafka import KafkaError, KafkaException
+
+    not_ready = (KafkaError.NOT_COORDINATOR, KafkaError.COORDINATOR_LOAD_IN_PROGRESS,
+                 KafkaError.COORDINATOR_NOT_AVAILABLE)
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            consumer.commit(asynchronous=False)
+            return
+        except KafkaException as exc:
+            if exc.args[0].code() not in not_ready or time.monotonic() >= deadline:
+                raise
+            time.sleep(0.5)  # bounded by the deadline: the coordinator's load is Kafka's own asynchronous step
 
 
 @dataclass
