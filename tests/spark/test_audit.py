@@ -94,6 +94,8 @@ def run_job(broker, topic: str, tmp_path) -> tuple[subprocess.CompletedProcess[s
     return done, json.loads(output.read_text())
 
 
+# two spark-submit jobs, each its own JVM: at load 6 on two cores they took over 300 s together
+@pytest.mark.timeout(600)
 def test_the_job_exits_non_zero_on_findings_and_zero_on_a_clean_topic(broker, clean_topic, faulty_topic, tmp_path):
     done, report = run_job(broker, f"{faulty_topic}", tmp_path)
     assert done.returncode == 1, done.stderr[-3000:]
