@@ -271,8 +271,10 @@ def test_static_member_restart_without_rebalance(java: JavaClients, broker: Any,
     ok(admin(java, broker, f"create {topic} 4")[0])
 
     def static(instance: str) -> Member:
+        # Kafka's default 45 s session: the restarted member's JVM must start and rejoin within it, and under
+        # make test's load a 10 s session expired first (the group then rebalanced twice, to generation 4).
         member = Member(java, broker, topic, group, *FAST, f"group.instance.id={instance}",
-                        "session.timeout.ms=10000", name=instance)
+                        "session.timeout.ms=45000", name=instance)
         members.append(member)
         return member
 
