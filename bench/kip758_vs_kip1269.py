@@ -66,7 +66,7 @@ from minibroker.testing.process import BrokerProcess, start_broker  # noqa: E402
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results"
 JAVA_SRC = ROOT / "tests" / "clients" / "java"
-JAVA_LIB = ROOT / ".cache" / "java"
+JAVA_LIB = ROOT / ".cache" / "java" / "3.9"  # the old client set (tests/clients/java/3.9/pom.xml)
 JAVA_BUILD = ROOT / ".cache" / "kip758-java"
 JAVA_JARS = ("kafka-clients", "slf4j-api", "lz4-java", "snappy-java", "zstd-jni")
 JVM_OPTS = ("-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xmx512m")

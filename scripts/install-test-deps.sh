@@ -2,8 +2,9 @@
 # Install what the non-Python client integration tests need, each from the project's own pinned files:
 #   - kcat (Debian package)
 #   - KafkaJS and its pure-JS codecs (tests/clients/node, from package-lock.json)
-#   - the Apache Kafka Java client 3.9 and its codec jars (tests/clients/java/pom.xml, from Maven Central with
-#     Maven's strict checksum checks, into .cache/java)
+#   - the Apache Kafka Java clients, each set from Maven Central with Maven's strict checksum checks: the current
+#     one (kafka-clients and kafka-streams 4.3, tests/clients/java/pom.xml, into .cache/java/4.3) and the old one
+#     (kafka-clients 3.9, tests/clients/java/3.9/pom.xml, into .cache/java/3.9), with their codec jars
 #   - the Go clients (tests/clients/go/old and tests/clients/go/current, Go modules pinned by their go.mod and
 #     go.sum, from the Go module proxy) with the preinstalled Go toolchain; their build cache is warmed here so
 #     the tests build offline
@@ -13,9 +14,12 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 
-JAVA_DIR="$ROOT/.cache/java"
-JAVA_POM="$ROOT/tests/clients/java/pom.xml"
-JARS=(kafka-clients slf4j-api lz4-java snappy-java zstd-jni)
+JAVA_CACHE="$ROOT/.cache/java"
+# Each Java client set: its folder under .cache/java, its pom, the jars it must bring (tests find them by name)
+JAVA_SETS=(
+    "4.3|tests/clients/java/pom.xml|kafka-clients kafka-streams rocksdbjni slf4j-api lz4-java snappy-java zstd-jni"
+    "3.9|tests/clients/java/3.9/pom.xml|kafka-clients slf4j-api lz4-java snappy-java zstd-jni"
+)
 NODE_DIR="$ROOT/tests/clients/node"
 GO_MODULES=("$ROOT/tests/clients/go/old" "$ROOT/tests/clients/go/current")
 GO_MIN_MINOR=26  # the `go` line of tests/clients/go/current/go.mod (its golang.org/x dependencies ask for it)
@@ -53,32 +57,38 @@ else
 fi
 
 # --- Java client jars (Maven Central) ----------------------------------------
-# The stamp holds the pom's hash: a changed pom or a missing jar copies the jars again.
-java_stamp="$JAVA_DIR/.pom.sha256"
-pom_hash="$(sha256sum "$JAVA_POM" | cut -d' ' -f1)"
-have_all_jars() {
-    local name
-    [[ -f "$java_stamp" && "$(cat "$java_stamp")" == "$pom_hash" ]] || return 1
-    for name in "${JARS[@]}"; do
-        [[ -f "$JAVA_DIR/$name.jar" ]] || return 1
+# Each set's stamp holds its pom's hash: a changed pom or a missing jar copies that set again.
+have_all_jars() {  # dir stamp hash jar...
+    local dir="$1" stamp="$2" hash="$3" name
+    shift 3
+    [[ -f "$stamp" && "$(cat "$stamp")" == "$hash" ]] || return 1
+    for name in "$@"; do
+        [[ -f "$dir/$name.jar" ]] || return 1
     done
 }
-if ! have_all_jars; then
-    log "resolving the Java client jars of tests/clients/java/pom.xml from Maven Central"
-    rm -rf "$JAVA_DIR"
-    mkdir -p "$JAVA_DIR"
+for java_set in "${JAVA_SETS[@]}"; do
+    IFS='|' read -r set_version set_pom set_jars <<< "$java_set"
+    read -r -a jars <<< "$set_jars"
+    set_dir="$JAVA_CACHE/$set_version"
+    stamp="$set_dir/.pom.sha256"
+    pom_hash="$(sha256sum "$ROOT/$set_pom" | cut -d' ' -f1)"
+    if have_all_jars "$set_dir" "$stamp" "$pom_hash" "${jars[@]}"; then
+        log "Java client jars $set_version: in place"
+        continue
+    fi
+    log "resolving the Java client jars $set_version of $set_pom from Maven Central"
+    rm -rf "$set_dir"
+    mkdir -p "$set_dir"
     # -C: fail on a checksum mismatch instead of warning; versions stripped so the tests find each jar by name
-    mvn -B -q -C -Dstyle.color=never -f "$JAVA_POM" dependency:copy-dependencies -DoutputDirectory="$JAVA_DIR" \
-        -Dmdep.stripVersion=true -DincludeScope=runtime
-    for name in "${JARS[@]}"; do
-        [[ -f "$JAVA_DIR/$name.jar" ]] || die "$name.jar did not come with tests/clients/java/pom.xml"
+    mvn -B -q -C -Dstyle.color=never -f "$ROOT/$set_pom" dependency:copy-dependencies \
+        -DoutputDirectory="$set_dir" -Dmdep.stripVersion=true -DincludeScope=runtime
+    for name in "${jars[@]}"; do
+        [[ -f "$set_dir/$name.jar" ]] || die "$name.jar did not come with $set_pom"
     done
-    echo "$pom_hash" > "$java_stamp"
-    version="$(jar_version "$JAVA_DIR/kafka-clients.jar")"
-    log "kafka-clients ${version:-?} ready in $JAVA_DIR"
-else
-    log "Java client jars: in place"
-fi
+    echo "$pom_hash" > "$stamp"
+    version="$(jar_version "$set_dir/kafka-clients.jar")"
+    log "kafka-clients ${version:-?} ready in $set_dir"
+done
 
 # --- Go clients (Go module proxy) ---------------------------------------------
 command -v go >/dev/null 2>&1 || die "the go toolchain is not on PATH: Go 1.$GO_MIN_MINOR or later is needed"

@@ -19,9 +19,19 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 JAVA_SRC = ROOT / "tests" / "clients" / "java"
-JAVA_LIB = ROOT / ".cache" / "java"
+JAVA_CACHE = ROOT / ".cache" / "java"
 NODE_DIR = ROOT / "tests" / "clients" / "node"
-JAVA_JARS = ("kafka-clients", "slf4j-api", "lz4-java", "snappy-java", "zstd-jni")
+#: The current Java client set (kafka-clients and kafka-streams 4.3.x, tests/clients/java/pom.xml).
+JAVA_CURRENT = "4.3"
+#: The old Java client set (kafka-clients 3.9.1, tests/clients/java/3.9/pom.xml), for the old protocol profiles.
+JAVA_OLD = "3.9"
+#: The jars of each Java client set, each in .cache/java/<set>/<name>.jar.
+JAVA_SETS = {
+    JAVA_CURRENT: ("kafka-clients", "kafka-streams", "rocksdbjni", "slf4j-api", "lz4-java", "snappy-java", "zstd-jni"),
+    JAVA_OLD: ("kafka-clients", "slf4j-api", "lz4-java", "snappy-java", "zstd-jni"),
+}
+#: The Kafka Streams programs (tests/clients/java/streams), compiled only with a set that has kafka-streams.
+JAVA_STREAMS_SRC = JAVA_SRC / "streams"
 INSTALL_HINT = "run scripts/install-test-deps.sh"
 
 #: Default bound on one client program run, in seconds.
@@ -49,16 +59,21 @@ def require_binary(name: str) -> str:
     return path
 
 
-def java_classpath() -> list[Path]:
-    """The Kafka Java client jars in .cache/java; needs java and javac on PATH."""
+def java_lib(version: str = JAVA_CURRENT) -> Path:
+    """The folder of Java client set `version` (.cache/java/<version>)."""
+    return JAVA_CACHE / version
+
+
+def java_classpath(version: str = JAVA_CURRENT) -> list[Path]:
+    """The jars of Java client set `version` in .cache/java; needs java and javac on PATH."""
     require_binary("java")
     require_binary("javac")
     jars = []
-    for name in JAVA_JARS:
-        found = sorted(JAVA_LIB.glob(f"{name}*.jar"))
-        if not found:
-            missing(f"{JAVA_LIB / name}*.jar")
-        jars.append(found[0])
+    for name in JAVA_SETS[version]:
+        jar = java_lib(version) / f"{name}.jar"
+        if not jar.is_file():
+            missing(str(jar))
+        jars.append(jar)
     return jars
 
 
@@ -124,14 +139,21 @@ def run_client(args: list[str], *, timeout: float = CLIENT_TIMEOUT, input: str |
 
 
 class JavaClients:
-    """The test programs of tests/clients/java, compiled once into a temporary directory."""
+    """The test programs of tests/clients/java, compiled once into a temporary directory.
+
+    `version` picks the client set: the current 4.3.x (default) or the old 3.9.1 (JAVA_OLD). The programs compile
+    against both; the Kafka Streams ones (tests/clients/java/streams) only against a set with kafka-streams.
+    """
 
     #: JVM options for short-lived programs: quick start-up, little memory.
     JVM_OPTS = ("-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xmx512m")
 
-    def __init__(self, build_dir: Path) -> None:
-        jars = java_classpath()
-        sources = sorted(str(p) for p in JAVA_SRC.rglob("*.java"))
+    def __init__(self, build_dir: Path, version: str = JAVA_CURRENT) -> None:
+        jars = java_classpath(version)
+        self.version = version
+        streams = "kafka-streams" in JAVA_SETS[version]
+        sources = sorted(str(p) for p in JAVA_SRC.rglob("*.java")
+                         if streams or JAVA_STREAMS_SRC not in p.parents)
         lib_cp = os.pathsep.join(str(j) for j in jars)
         build = run_client(["javac", "-encoding", "UTF-8", "-cp", lib_cp, "-d", str(build_dir), *sources],
                            timeout=180)

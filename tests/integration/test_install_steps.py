@@ -1,8 +1,8 @@
 """The install step that `make test` runs: every dependency from the project's own pinned files, a line per step.
 
 scripts/install-test-deps.sh ran before the suite (`make test`), so here a second run must be a no-op that
-still says what each step is; the Go modules resolve offline at their pinned versions, and the Java client jar
-is the pinned release.
+still says what each step is; the Go modules resolve offline at their pinned versions, and each Java client set's
+jars are the pinned release.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.clients import JAVA_LIB, missing
+from tests.integration.clients import JAVA_CURRENT, JAVA_OLD, java_lib, missing
 
 ROOT = Path(__file__).resolve().parents[2]
 GO_DIR = ROOT / "tests" / "clients" / "go"
@@ -30,8 +30,9 @@ def test_a_second_install_run_is_a_no_op_that_names_each_step():
     lines = run.stderr.splitlines()
     assert all(line.startswith("install-test-deps: ") for line in lines), lines
     said = "\n".join(lines)
-    for step in ("KafkaJS: in place", "Java client jars: in place", "Go modules of tests/clients/go/old",
-                 "Go modules of tests/clients/go/current", "reference Kafka 4.3.1: in place"):
+    for step in ("KafkaJS: in place", "Java client jars 4.3: in place", "Java client jars 3.9: in place",
+                 "Go modules of tests/clients/go/old", "Go modules of tests/clients/go/current",
+                 "reference Kafka 4.3.1: in place"):
         assert step in said, said
     assert "apt-get" not in said and "resolving" not in said  # nothing was installed a second time
     assert lines[-1] == "install-test-deps: done"
@@ -54,10 +55,18 @@ def test_go_clients_resolve_offline_at_their_pinned_versions(module, pins):
     assert {name: versions.get(name) for name in pins} == pins
 
 
-def test_the_java_client_jar_is_the_pinned_release():
-    jar = JAVA_LIB / "kafka-clients.jar"
+@pytest.mark.parametrize(("version", "pom", "release", "artifacts"), [
+    (JAVA_CURRENT, "pom.xml", "4.3.1", ("kafka-clients", "kafka-streams")),
+    (JAVA_OLD, "3.9/pom.xml", "3.9.1", ("kafka-clients",)),
+])
+def test_each_java_client_set_is_its_pinned_release(version, pom, release, artifacts):
+    jar = java_lib(version) / "kafka-clients.jar"
     if not jar.is_file():
         missing(str(jar))
     properties = zipfile.ZipFile(jar).read("kafka/kafka-version.properties").decode()
-    assert "version=3.9.1" in properties.splitlines()
-    assert "<version>3.9.1</version>" in (ROOT / "tests" / "clients" / "java" / "pom.xml").read_text()
+    assert f"version={release}" in properties.splitlines()
+    # every Apache Kafka artifact of the set (kafka-streams too) is pinned to that same release
+    pom_text = (ROOT / "tests" / "clients" / "java" / pom).read_text()
+    for artifact in artifacts:
+        assert f"<artifactId>{artifact}</artifactId>\n      <version>{release}</version>" in pom_text
+        assert (java_lib(version) / f"{artifact}.jar").is_file()

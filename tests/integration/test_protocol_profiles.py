@@ -15,7 +15,7 @@ from minibroker.protocol.messages import ApiVersionsRequest, DescribeTransaction
 from minibroker.testing.process import start_broker
 from minibroker.testing.wire import WireClient
 from tests.helpers import unique_topic
-from tests.integration.clients import JavaClients
+from tests.integration.clients import JAVA_OLD, JavaClients
 from tests.integration.test_wire_protocol import create_topic, produce_request
 
 PROFILES = {1: "2.8", 2: "3.9", 3: "4.0", 4: "4.1", 5: "4.2"}  # node 0 is "latest"
@@ -144,7 +144,7 @@ def test_kafka_python_produces_and_consumes_on_a_2_8_cluster(kafka_28):
 def test_java_client_produces_and_consumes_on_a_2_8_cluster(kafka_28, tmp_path):
     from tests.integration.test_java_client import consume, produce
 
-    java = JavaClients(tmp_path)
+    java = JavaClients(tmp_path, version=JAVA_OLD)  # the old client set: old-client coverage on an old profile
     topic = unique_topic("java-28")
     acks = produce(java, kafka_28, topic, 30)
     assert [a["offset"] for a in acks] == list(range(30))

@@ -1,4 +1,5 @@
 import java.lang.reflect.Field;
+import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -11,6 +12,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AlterConfigOp;
+import org.apache.kafka.clients.admin.AlterConfigsResult;
 import org.apache.kafka.clients.admin.Config;
 import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.CreateTopicsOptions;
@@ -138,11 +140,24 @@ public final class Kip1269Scenario {
         return Json.obj();
     }
 
-    @SuppressWarnings("deprecation")
     private Map<String, Object> legacy(ConfigResource resource, Map<String, String> configs) throws Exception {
         List<ConfigEntry> entries = new ArrayList<>();
         configs.forEach((k, v) -> entries.add(new ConfigEntry(k, v)));
-        admin.alterConfigs(Map.of(resource, new Config(entries))).all().get();
+        // Admin.alterConfigs (the legacy AlterConfigs request) is gone from kafka-clients 4.x: called by
+        // reflection so this program compiles against both client sets; a 4.x client fails this command.
+        Method alterConfigs;
+        try {
+            alterConfigs = Admin.class.getMethod("alterConfigs", Map.class);
+        } catch (NoSuchMethodException e) {
+            throw new UnsupportedOperationException("Admin.alterConfigs is not in this kafka-clients release");
+        }
+        Object result;
+        try {
+            result = alterConfigs.invoke(admin, Map.of(resource, new Config(entries)));
+        } catch (InvocationTargetException e) {
+            throw (Exception) e.getCause();
+        }
+        ((AlterConfigsResult) result).all().get();
         return Json.obj();
     }
 
