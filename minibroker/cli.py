@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from .apis.releases import RELEASES, release
 from .core.config import LISTENER_PREFIX, ConfigError, load_properties
 from .core.credentials import parse_add_scram
+from .core.features import parse_feature_flag
 from .testing.faults import parse_faults
 
 if TYPE_CHECKING:
@@ -143,6 +144,9 @@ def parse_args(argv: list[str] | None = None, environ: Mapping[str, str] | None 
                             f"({', '.join(RELEASES)})")
     serve.add_argument("--node-profile", action="append", default=[], metavar="NODE_ID=RELEASE",
                        help="one node speaks as another release, e.g. 2=3.9 (repeatable)")
+    serve.add_argument("--feature", action="append", default=[], metavar="NAME=LEVEL",
+                       help="an initial finalized feature level, as `kafka-storage format --feature` sets it, "
+                            "e.g. transaction.version=2 or metadata.version=25 (repeatable)")
     serve.add_argument("--config", type=Path, help="a Kafka-style server.properties file")
     serve.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                        help="override one config (repeatable)")
@@ -237,6 +241,11 @@ def _parse_node_profiles(specs: list[str]) -> dict[int, str]:
     return profiles
 
 
+def _parse_features(specs: list[str]) -> dict[str, int]:
+    """`--feature NAME=LEVEL` items, as StorageTool parses them; ValueError with its message."""
+    return dict(parse_feature_flag(item) for item in specs)
+
+
 def _collect_configs(args: argparse.Namespace) -> dict[str, str]:
     configs: dict[str, str] = {}
     if args.config is not None:
@@ -257,7 +266,8 @@ def make_broker(args: argparse.Namespace, configs: dict[str, str]) -> Broker:
     return Broker(host=args.host, port=args.port, config=configs, nodes=args.nodes, ports=ports,
                   advertised_listeners=_parse_listeners(args.advertised_listeners),
                   advertised_host=args.advertised_host,
-                  as_version=args.as_version, node_releases=_parse_node_profiles(args.node_profile))
+                  as_version=args.as_version, node_releases=_parse_node_profiles(args.node_profile),
+                  features=_parse_features(args.feature))
 
 
 def _speaks_as(release_name: str) -> str:

@@ -55,6 +55,7 @@ from . import (
     sasl_handshake,
     sync_group,
     txn_offset_commit,
+    update_features,
 )
 from .releases import LATEST, release, served_range
 
@@ -71,6 +72,7 @@ API_MODULES: dict[int, ModuleType] = {
         describe_log_dirs, describe_acls, create_acls, delete_acls, sasl_handshake, sasl_authenticate,
         describe_user_scram_credentials, alter_user_scram_credentials,
         consumer_group_heartbeat, consumer_group_describe, alter_replica_log_dirs, list_config_resources,
+        update_features,
     )
 }
 

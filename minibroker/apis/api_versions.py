@@ -4,9 +4,9 @@ Versions 0-4 (Kafka 4.x). v3 adds the client's software name and version (KIP-51
 SupportedFeatures, FinalizedFeaturesEpoch and FinalizedFeatures (KIP-584); v4 (KIP-1022) lists every
 supported feature, where v3 leaves out those whose range starts at 0, as older clients cannot read such a
 range. As ApiVersionsResponse.createApiVersionsResponse fills them from Kafka's metadata image: the supported
-ranges are the node's release's (apis/releases.py), the finalized levels those every node's release has (a
-cluster finalizes only what all its nodes support), and the epoch is constant because minibroker's levels are
-fixed at start-up (UpdateFeatures is not served).
+ranges are the node's release's (apis/releases.py), the finalized levels and their epoch the cluster's
+(core/features.py: at start the levels every node's release has, or those chosen as `kafka-storage format
+--feature` chooses; UpdateFeatures changes them and raises the epoch).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from typing import Any
 
 from ..protocol.messages import ApiVersionsRequest, ApiVersionsResponse
 from .context import RequestContext
+from .feature_levels import feature_levels
 from .releases import LATEST, release
 
 API_KEY = 18
@@ -25,8 +26,8 @@ MIN_VERSION, MAX_VERSION = 0, 4
 
 FEATURES_FROM = 3  # KIP-584's tagged feature fields
 ALL_SUPPORTED_FEATURES_FROM = 4  # KIP-1022: v3 leaves out supported features whose range starts at 0
-#: Kafka's epoch is the offset its metadata log had reached; minibroker's levels never change after start-up, so
-#: one epoch serves its whole life (clients keep the finalized features of the highest epoch they have seen).
+#: Kafka's epoch is the offset its metadata log had reached; minibroker's starts at 0 and rises by one on each
+#: change (clients keep the finalized features of the highest epoch they have seen).
 FINALIZED_FEATURES_EPOCH = 0
 NO_FINALIZED_FEATURES_EPOCH = -1  # Kafka's UNKNOWN_FINALIZED_FEATURES_EPOCH, sent when nothing is finalized
 
@@ -75,11 +76,12 @@ def _set_features(response: ApiVersionsResponse, ctx: RequestContext) -> None:
     response.supported_features = [ApiVersionsResponse.SupportedFeatureKey(name=name, min_version=low,
                                                                             max_version=high)
                                    for name, low, high in supported]
-    finalized = finalized_features(tuple(node.release for node in ctx.cluster.nodes))
+    levels = feature_levels(ctx.cluster)
+    finalized = levels.finalized()
     response.finalized_features = [ApiVersionsResponse.FinalizedFeatureKey(name=name, max_version_level=level,
                                                                             min_version_level=level)
                                    for name, level in finalized]
-    response.finalized_features_epoch = FINALIZED_FEATURES_EPOCH if finalized else NO_FINALIZED_FEATURES_EPOCH
+    response.finalized_features_epoch = levels.epoch if finalized else NO_FINALIZED_FEATURES_EPOCH
 
 
 @functools.cache

@@ -19,6 +19,7 @@ from .acls import StandardAuthorizer, parse_super_users
 from .clock import Clock, SystemClock
 from .config import LATEST_APPEND_MODE, BrokerConfig
 from .credentials import CredentialStore
+from .features import FeatureLevels
 from .fetch_sessions import FetchSessionCache
 from .group_coordinator import GroupCoordinator
 from .log_validator import TopicPolicy, validate_batch
@@ -261,6 +262,9 @@ class Cluster:
                                               self.config["allow.everyone.if.no.acl.found"])
                            if self.config["authorizer.class.name"] else None)
         self.transactions = TransactionCoordinator(self, self.config, self.clock, self.new_producer_id)
+        # finalized feature levels (FeatureControlManager); apis/feature_levels.py sets them from the nodes'
+        # releases, as the nodes' releases are known there
+        self.features: FeatureLevels | None = None
 
     # -- topics ---------------------------------------------------------
 

@@ -53,6 +53,8 @@ from kafka.protocol.admin import (
     ListConfigResourcesResponse,
     ListPartitionReassignmentsRequest,
     ListPartitionReassignmentsResponse,
+    UpdateFeaturesRequest,
+    UpdateFeaturesResponse,
 )
 from kafka.protocol.admin.groups import (
     DescribeGroupsRequest,
@@ -273,6 +275,7 @@ MESSAGE_PAIRS: list[tuple[Any, Any]] = [
     (ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse),
     (ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse),
     (ListConfigResourcesRequest, ListConfigResourcesResponse),
+    (UpdateFeaturesRequest, UpdateFeaturesResponse),
 ]
 
 REQUESTS: dict[int, Any] = {req.API_KEY: req for req, _ in MESSAGE_PAIRS}

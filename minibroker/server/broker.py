@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..apis.dispatch import Answer
+from ..apis.feature_levels import new_feature_levels
 from ..apis.releases import LATEST, release
 from ..core.clock import Clock
 from ..core.cluster import Cluster, Endpoint, Node
@@ -139,13 +140,15 @@ class Broker:
         as_version: str = LATEST,
         node_releases: dict[int, str] | None = None,
         advertised_host: str | None = None,
+        features: dict[str, int] | None = None,
     ) -> None:
         """`nodes` simulated nodes listen on `ports`, or on consecutive ports from `port` (all free ones if 0).
 
         `advertised_listeners` gives each node the (host, port) clients are told to use, e.g. a proxy; without
         them every node advertises `advertised_host` (default: see `advertised_host_for`) and its own port.
         `as_version` makes every node speak as that Kafka release, `node_releases` (node id -> release)
-        overrides it per node; see apis/releases.py.
+        overrides it per node; see apis/releases.py. `features` (name -> level) sets initial finalized feature
+        levels as `kafka-storage format --feature` does (ValueError with Kafka's message for a bad one).
         Test control registers on `request_hook` (`Control.attach(broker)`, minibroker/testing/control.py).
         """
         self.host = host
@@ -195,6 +198,7 @@ class Broker:
         for node in cluster_nodes:
             node.release = node_releases.get(node.node_id, as_version)
         self.cluster = Cluster(cluster_config(config, cluster_nodes[0].release), clock, nodes=cluster_nodes)
+        self.cluster.features = new_feature_levels(self.cluster, features)
         self._acceptors: list[Acceptor] = []
         self._ticker: asyncio.Task[None] | None = None
         self._listeners: list[Listener] = []
