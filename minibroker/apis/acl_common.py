@@ -24,23 +24,27 @@ NO_AUTHORIZER_ON_BROKER = "No Authorizer is configured on the broker"
 
 
 def refuse_unknown_elements(api_key: int, api_version: int, elements: Iterable[tuple[int, int, int, int]],
-                            what: str) -> None:
-    """CloseConnection when a filter or binding holds a code Kafka reads as UNKNOWN (0, or one it does not know),
-    as the request's constructor throws while Kafka parses it (CreateAclsRequest.validate,
+                            what: str, zero_only: bool = False) -> None:
+    """CloseConnection when a filter or binding holds a code Kafka reads as UNKNOWN (0, or one it does not know;
+    with `zero_only`, 0 only: CreateAcls, where Kafka 4.3.1 answers other unknown codes), as the request's
+    constructor throws while Kafka parses it (CreateAclsRequest.validate,
     Describe/DeleteAclsRequest.normalizeAndValidate). Each element is (resource type, pattern type, operation,
     permission type)."""
     for resource_type, pattern_type, operation, permission in elements:
-        codes = (from_code(ResourceType, resource_type), from_code(PatternType, pattern_type),
-                 from_code(AclOperation, operation), from_code(AclPermissionType, permission))
+        codes: tuple[int, ...] = (resource_type, pattern_type, operation, permission)
+        if not zero_only:
+            codes = (from_code(ResourceType, resource_type), from_code(PatternType, pattern_type),
+                     from_code(AclOperation, operation), from_code(AclPermissionType, permission))
         if any(code == 0 for code in codes):
             raise CloseConnection(request_parse_error(api_key, api_version, f"IllegalArgumentException: {what}"))
 
 
 def binding_of(creation: Any) -> AclBinding:
-    """The AclBinding of a CreateAcls creation (CreateAclsRequest.aclBinding)."""
-    return AclBinding(ResourceType(creation.resource_type), creation.resource_name,
-                      PatternType(creation.resource_pattern_type), creation.principal, creation.host,
-                      AclOperation(creation.operation), AclPermissionType(creation.permission_type))
+    """The AclBinding of a CreateAcls creation (CreateAclsRequest.aclBinding): a code Kafka does not know is UNKNOWN."""
+    return AclBinding(from_code(ResourceType, creation.resource_type), creation.resource_name,
+                      from_code(PatternType, creation.resource_pattern_type), creation.principal, creation.host,
+                      from_code(AclOperation, creation.operation),
+                      from_code(AclPermissionType, creation.permission_type))
 
 
 def filter_of(source: Any) -> AclBindingFilter:

@@ -2,12 +2,16 @@
 
 Kafka 4 forwards CreateAcls to the controller: AclApis.handleCreateAcls needs ALTER on the cluster
 (else every creation gets CLUSTER_AUTHORIZATION_FAILED); with no `authorizer.class.name` every
-creation gets SECURITY_DISABLED ("No Authorizer is configured."). Each creation is checked on its
-own (AclApis: the CLUSTER resource's only name, a non-empty name; AclControlManager.validateNewAcl:
-concrete resource type, LITERAL or PREFIXED, a concrete operation and permission; a `Type:name`
-principal): a refused one gets INVALID_REQUEST with Kafka's message and the others are still added.
-Adding an ACL that exists succeeds and changes nothing. As CreateAclsRequest.validate does while
-the request is parsed, a creation with an UNKNOWN code closes the connection.
+creation gets SECURITY_DISABLED ("No Authorizer is configured."). A creation with ANY (or a MATCH
+pattern) anywhere in the request fails them all with UNKNOWN_SERVER_ERROR and no message, and none is
+added: Kafka's ResourcePattern and AccessControlEntry refuse those values while the request's bindings are
+built (IllegalArgumentException). Otherwise each creation is checked on its own (AclApis: the CLUSTER
+resource's only name, a non-empty name; AclControlManager.validateNewAcl: concrete resource type, LITERAL
+or PREFIXED, a concrete operation and permission; a `Type:name` principal): a refused one gets
+INVALID_REQUEST with Kafka's message and the others are still added. Adding an ACL that exists succeeds
+and changes nothing; a success's message is "". As CreateAclsRequest.validate does while the request is
+parsed, a creation with a 0 (UNKNOWN) code closes the connection; a code Kafka does not know is read as
+UNKNOWN and refused by validateNewAcl ("Invalid resourceType UNKNOWN"), as Kafka 4.3.1 answers it.
 
 v0 (removed by KIP-896 in Kafka 4.0, served for older release profiles) has no pattern type: Kafka reads
 every creation as LITERAL.
@@ -15,7 +19,15 @@ every creation as LITERAL.
 
 from __future__ import annotations
 
-from ..core.acls import AclError, AclOperation, validate_new_acl
+from ..core.acls import (
+    AclBinding,
+    AclError,
+    AclOperation,
+    AclPermissionType,
+    PatternType,
+    ResourceType,
+    validate_new_acl,
+)
 from ..protocol.errors import ErrorCode
 from ..protocol.messages import CreateAclsRequest, CreateAclsResponse
 from .acl_common import NO_AUTHORIZER, binding_of, refuse_unknown_elements
@@ -32,23 +44,31 @@ def handle(request: CreateAclsRequest, ctx: RequestContext) -> CreateAclsRespons
     refuse_unknown_elements(
         API_KEY, ctx.api_version,
         ((c.resource_type, c.resource_pattern_type, c.operation, c.permission_type) for c in request.creations),
-        f"CreatableAcls contain unknown elements: {request.creations}")
+        f"CreatableAcls contain unknown elements: {request.creations}", zero_only=True)
     authorizer = ctx.cluster.authorizer
     if not ctx.authorize_cluster(AclOperation.ALTER):
         return _every(request, ErrorCode.CLUSTER_AUTHORIZATION_FAILED, None)
     if authorizer is None:
         return _every(request, ErrorCode.SECURITY_DISABLED, NO_AUTHORIZER)
+    bindings = [binding_of(creation) for creation in request.creations]
+    if any(_not_concrete(acl) for acl in bindings):
+        return _every(request, ErrorCode.UNKNOWN_SERVER_ERROR, None)
     results = []
-    for creation in request.creations:
-        acl = binding_of(creation)
+    for acl in bindings:
         try:
             validate_new_acl(acl)
         except AclError as exc:
             results.append(_Result(error_code=ErrorCode.INVALID_REQUEST, error_message=str(exc)))
             continue
         authorizer.add(acl)
-        results.append(_Result(error_code=0, error_message=None))
+        results.append(_Result(error_code=0, error_message=""))
     return CreateAclsResponse(throttle_time_ms=0, results=results)
+
+
+def _not_concrete(acl: AclBinding) -> bool:
+    """A value Kafka's ResourcePattern or AccessControlEntry constructor refuses (ANY, or a MATCH pattern)."""
+    return (acl.resource_type == ResourceType.ANY or acl.pattern_type in (PatternType.ANY, PatternType.MATCH)
+            or acl.operation == AclOperation.ANY or acl.permission_type == AclPermissionType.ANY)
 
 
 def _every(request: CreateAclsRequest, code: ErrorCode, message: str | None) -> CreateAclsResponse:

@@ -38,7 +38,7 @@ def handle(request: DescribeAclsRequest, ctx: RequestContext) -> DescribeAclsRes
     if authorizer is None:
         return _error(ErrorCode.SECURITY_DISABLED, NO_AUTHORIZER_ON_BROKER)
     groups = group_by_resource(authorizer.acls(filter_of(request)))
-    return DescribeAclsResponse(throttle_time_ms=0, error_code=0, error_message=None, resources=[
+    return DescribeAclsResponse(throttle_time_ms=0, error_code=0, error_message="", resources=[
         _Resource(resource_type=resource_type, resource_name=name, pattern_type=pattern_type, acls=[
             _Description(principal=acl.principal, host=acl.host, operation=acl.operation,
                          permission_type=acl.permission_type) for acl in acls])

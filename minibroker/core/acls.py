@@ -220,6 +220,9 @@ def validate_new_acl(acl: AclBinding) -> None:
         raise AclError(f"Invalid operation {acl.operation.name}")
     if acl.permission_type not in (AclPermissionType.DENY, AclPermissionType.ALLOW):
         raise AclError(f"Invalid permissionType {acl.permission_type.name}")
+    if ":" not in acl.principal:  # Kafka's message here is KafkaPrincipal parsing's, not SecurityUtils'
+        raise AclError(f"Could not parse principal from `{acl.principal}` (no colon is present separating the "
+                       "principal type from the principal name)")
     parse_principal(acl.principal)
 
 

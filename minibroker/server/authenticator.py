@@ -40,6 +40,7 @@ from .sasl.mechanism import (
     UnsupportedSaslMechanismError,
     new_sasl_server,
 )
+from .sasl.scram import java_sized_hash_map_keys
 
 API_VERSIONS, SASL_HANDSHAKE, SASL_AUTHENTICATE = 18, 17, 36
 _MAX_VERSIONS = {SASL_HANDSHAKE: 1, SASL_AUTHENTICATE: 2}
@@ -74,7 +75,8 @@ class SaslAuthenticator:
 
     def __init__(self, enabled_mechanisms: list[str], credentials: CredentialStore, config: SaslServerConfig,
                  now_ms: Callable[[], int], max_reauth_ms: int, api_versions: Callable[[memoryview], Answer]) -> None:
-        self.enabled_mechanisms = enabled_mechanisms
+        # in Kafka's order, which SaslHandshake lists: ChannelBuilders keeps them in a HashMap
+        self.enabled_mechanisms = java_sized_hash_map_keys(enabled_mechanisms)
         self.credentials = credentials
         self.config = config
         self._now_ms = now_ms
@@ -202,7 +204,7 @@ class SaslAuthenticator:
         except SaslFatalError as exc:
             self.state = SaslState.FAILED
             return AuthStep(close=self._failure(str(exc)))
-        answer = encode_response(header, SaslAuthenticateResponse(error_code=0, error_message=None,
+        answer = encode_response(header, SaslAuthenticateResponse(error_code=0, error_message="",
                                                                   auth_bytes=response or b"",
                                                                   session_lifetime_ms=lifetime))
         return AuthStep(answer)

@@ -11,7 +11,7 @@ from minibroker.client.security import ClientSecurity
 from minibroker.core.acls import STANDARD_AUTHORIZER, AclOperation, AclPermissionType, PatternType, ResourceType
 from minibroker.protocol import records
 from minibroker.protocol.errors import ErrorCode
-from minibroker.protocol.messages import CreateAclsRequest, ProduceRequest
+from minibroker.protocol.messages import CreateAclsRequest, DescribeAclsRequest, ProduceRequest
 from minibroker.testing.embedded import BrokerThread
 from minibroker.testing.wire import WireClient
 from tests.helpers import unique_topic
@@ -80,3 +80,38 @@ def test_a_broker_process_behind_sasl_with_acls_creates_topics_with_the_given_cl
             assert produce(wire, topic) == ErrorCode.TOPIC_AUTHORIZATION_FAILED
     finally:
         process.stop()
+
+
+def creation(topic: str, **fields: Any) -> Any:
+    values = {"resource_type": ResourceType.TOPIC, "resource_name": topic, "resource_pattern_type": PatternType.LITERAL,
+              "principal": "User:alice", "host": "*", "operation": AclOperation.READ,
+              "permission_type": AclPermissionType.ALLOW, **fields}
+    return CreateAclsRequest.AclCreation(**values)
+
+
+def described(wire: WireClient, topic: str) -> Any:
+    return wire.request(DescribeAclsRequest(
+        resource_type_filter=ResourceType.TOPIC, resource_name_filter=topic, pattern_type_filter=PatternType.ANY,
+        principal_filter=None, host_filter=None, operation=AclOperation.ANY, permission_type=AclPermissionType.ANY), 3)
+
+
+def test_create_acls_answers_as_kafka_4_3(broker: BrokerThread) -> None:
+    """What Kafka 4.3.1 answered (differential scenario acls_create_describe_delete): an ANY or MATCH anywhere
+    fails every creation of the request with UNKNOWN_SERVER_ERROR and stores none; a resource type Kafka does not
+    know (but not 0, which closes) is UNKNOWN; a principal without a colon is Kafka's parse error; "" on success."""
+    topic = unique_topic("acl-create")
+    with connect(broker, "admin") as admin:
+        mixed = admin.request(CreateAclsRequest(creations=[creation(topic),
+                                                           creation(topic, operation=AclOperation.ANY)]), 3)
+        assert [(r.error_code, r.error_message) for r in mixed.results] == [(ErrorCode.UNKNOWN_SERVER_ERROR, None)] * 2
+        assert described(admin, topic).resources == []
+        unknown = admin.request(CreateAclsRequest(creations=[creation(topic, resource_type=42)]), 3)
+        assert [(r.error_code, r.error_message) for r in unknown.results] == [
+            (ErrorCode.INVALID_REQUEST, "Invalid resourceType UNKNOWN")]
+        no_colon = admin.request(CreateAclsRequest(creations=[creation(topic, principal="alice")]), 3)
+        assert no_colon.results[0].error_message == ("Could not parse principal from `alice` (no colon is present "
+                                                     "separating the principal type from the principal name)")
+        created = admin.request(CreateAclsRequest(creations=[creation(topic)]), 3)
+        assert [(r.error_code, r.error_message) for r in created.results] == [(0, "")]
+        found = described(admin, topic)
+        assert (found.error_code, found.error_message, len(found.resources)) == (0, "", 1)

@@ -148,8 +148,17 @@ def test_an_unsupported_mechanism_gets_the_enabled_list_then_the_connection_clos
     with WireClient("127.0.0.1", port_of(secure, "SASL_PLAINTEXT")) as wire:
         answer = handshake(wire, "GSSAPI")
         assert answer.error_code == 33  # UNSUPPORTED_SASL_MECHANISM
-        assert answer.mechanisms == ["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"]
+        # Kafka's order, not the config's: its ChannelBuilders keeps the mechanisms in a HashMap
+        assert answer.mechanisms == ["PLAIN", "SCRAM-SHA-512", "SCRAM-SHA-256"]
         assert wire.is_closed_by_peer()
+
+
+@pytest.mark.parametrize("version", [0, 2])
+def test_a_successful_login_answers_an_empty_error_message(secure: BrokerThread, version: int) -> None:
+    with WireClient("127.0.0.1", port_of(secure, "SASL_PLAINTEXT")) as wire:
+        assert handshake(wire, "PLAIN").mechanisms == ["PLAIN", "SCRAM-SHA-512", "SCRAM-SHA-256"]
+        answer = wire.request(SaslAuthenticateRequest(auth_bytes=b"\0alice\0alice-secret"), version)
+        assert (answer.error_code, answer.error_message) == (0, "")  # Kafka's: "", not null
 
 
 def test_a_request_before_authentication_closes_the_connection(secure: BrokerThread) -> None:

@@ -133,7 +133,8 @@ def test_removing_an_acl_takes_it_out_of_decisions() -> None:
     (acl(pattern=Pattern.MATCH), "Invalid patternType MATCH"),
     (acl(operation=Op.ANY), "Invalid operation ANY"),
     (acl(permission=Perm.ANY), "Invalid permissionType ANY"),
-    (acl(principal="alice"), "expected a string in format principalType:principalName but got alice"),
+    (acl(principal="alice"), "Could not parse principal from `alice` \\(no colon is present separating the principal "
+                             "type from the principal name\\)"),
 ])
 def test_new_acls_are_validated_with_kafkas_messages(binding: AclBinding, message: str) -> None:
     with pytest.raises(AclError, match=message):

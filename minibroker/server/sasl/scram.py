@@ -92,6 +92,18 @@ def java_hash_map_order(pairs: list[tuple[str, str]]) -> dict[str, str]:
     return {key: items[key] for key in second}
 
 
+def java_sized_hash_map_keys(keys: list[str]) -> list[str]:
+    """`keys` in the order a `new HashMap<>(keys.size())` filled with them iterates: its table starts at the
+    power of two at or above the size and doubles past 3/4 full; buckets in order, a bucket's keys in
+    insertion order. Kafka's ChannelBuilders keeps a SASL listener's mechanisms (JAAS contexts) in one, and
+    SaslHandshake lists them in its order."""
+    unique = list(dict.fromkeys(keys))
+    capacity = 1 << max(0, len(unique) - 1).bit_length()
+    while len(unique) > int(capacity * 0.75):
+        capacity *= 2
+    return sorted(unique, key=lambda key: _java_bucket(key, capacity))
+
+
 def _decode(token: bytes) -> str:
     # new String(bytes, UTF_8): bad sequences become U+FFFD (and then fail the ASCII grammar)
     return token.decode("utf-8", errors="replace")
