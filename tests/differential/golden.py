@@ -37,8 +37,11 @@ RECORD_HINT = ("record it with `MINIBROKER_KAFKA_REFERENCE=host:port .venv/bin/p
 
 
 def scenario_digest(scenario: Scenario) -> str:
-    """SHA-256 of what a scenario sends and checks (its vars and steps): a golden is valid for this digest only."""
-    content = {"vars": scenario.vars, "steps": [asdict(step) for step in scenario.steps]}
+    """SHA-256 of what a scenario sends and checks (its vars, steps and connections): a golden is valid for this
+    digest only."""
+    content: dict[str, Any] = {"vars": scenario.vars, "steps": [asdict(step) for step in scenario.steps]}
+    if scenario.connections:  # only then: the digests of scenarios without them stay what they were
+        content["connections"] = {name: asdict(spec) for name, spec in scenario.connections.items()}
     return hashlib.sha256(json.dumps(content, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 

@@ -14,6 +14,8 @@ equal whatever the actual values:
 - log directories (each broker's own folder) and their volume's size and free space (the host's)
 - this run's unique names (vars) back to ${name}
 - the order of arrays Kafka fills from a hash map (UNORDERED)
+- the request Kafka prints in an ACL API's authorization failure ("Request Request(processor=..., ...) needs
+  ALTER permission.": its connection, session object and buffers)
 
 Everything else is compared exactly: error codes and messages, nullability, tagged fields, record bytes.
 """
@@ -37,7 +39,7 @@ BATCH_HEADER_SIZE = 61  # a v2 record batch's: its producer id at bytes 43-50, i
 ZERO_UUID = "AAAAAAAAAAAAAAAAAAAAAA"
 #: (API, array path without indices) -> the field its entries are sorted by: arrays whose order Kafka takes
 #: from a hash map.
-UNORDERED: dict[tuple[str, str], str] = {
+UNORDERED: dict[tuple[str, str], str | tuple[str, ...]] = {
     ("ApiVersions", "supported_features"): "name",
     ("ApiVersions", "finalized_features"): "name",
     ("Metadata", "brokers"): "node_id",
@@ -48,9 +50,17 @@ UNORDERED: dict[tuple[str, str], str] = {
     ("DescribeGroups", "groups"): "group_id",
     ("DeleteGroups", "results"): "group_id",
     ("DescribeProducers", "topics.partitions.active_producers"): "producer_id",  # ProducerStateManager's map
+    # DescribeAclsResponse.aclsResources groups the bindings by pattern with Collectors.groupingBy (a HashMap)
+    ("DescribeAcls", "resources"): ("resource_type", "resource_name", "pattern_type"),
+    # the controller's AclControlManager finds the ACLs a filter deletes in its map of ACLs by id
+    ("DeleteAcls", "filter_results.matching_acls"): ("resource_type", "resource_name", "pattern_type", "principal",
+                                                     "host", "operation", "permission_type"),
 }
 #: ConfigResource types whose resource name is a node id (BROKER, BROKER_LOGGER): normalised as node ids.
 NODE_RESOURCE_TYPES = frozenset({4, 8})
+#: How Kafka's ACL APIs name the refused request (AuthHelper: "Request " + request + " needs ..."): Java's
+#: toString of it, with connection ids, object hashes and buffer positions.
+_ACL_REQUEST = re.compile(r"^Request Request\(.*\) needs", re.DOTALL)
 _MEMBER_ID = re.compile(r"^(.*)-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$|^(.*)-[A-Za-z0-9_-]{22}$")
 
 
@@ -86,7 +96,8 @@ class Normaliser:
             items = [self._walk(api, path, name, item, now_ms) for item in value]
             key = UNORDERED.get((api, path))
             if key is not None:
-                items.sort(key=lambda item: str(item.get(key)) if isinstance(item, dict) else str(item))
+                keys = (key,) if isinstance(key, str) else key
+                items.sort(key=lambda item: [str(item.get(k)) for k in keys] if isinstance(item, dict) else [str(item)])
             return items
         return self._field(name, value, now_ms)
 
@@ -124,6 +135,8 @@ class Normaliser:
             return f"{prefix}-<{member}>" if prefix is not None else f"<{member}>"
         if _is_time(name) and isinstance(value, int) and abs(value - now_ms) <= TIMESTAMP_TOLERANCE_MS:
             return "<now>"
+        if name == "error_message" and isinstance(value, str):
+            value = _ACL_REQUEST.sub("Request <request> needs", value)
         if isinstance(value, str):
             for var, actual in self.names.items():
                 value = value.replace(actual, "${" + var + "}")

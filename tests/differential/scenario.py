@@ -5,6 +5,8 @@ A scenario file (tests/differential/scenarios/<name>.json) holds:
     {"description": "what it checks",
      "vars": {"topic": "diff-metadata"},          # names made unique per run from these prefixes
      "xfail": "why the whole scenario is expected to differ (optional)",
+     "connections": {"alice": {"listener": "SASL_PLAINTEXT",   # optional: a connection name's listener and
+                               "mechanism": "PLAIN", "username": "alice", "password": "alice-secret"}},
      "steps": [{"name": "create",                   # unique in the scenario: the ledger's key
                 "api": "CreateTopics", "version": 7,
                 "connection": "main",               # optional; one TCP connection per name
@@ -17,6 +19,11 @@ In a request, "${name}" is replaced by a var or an earlier capture (the value it
 string); {"$batch": {...}} is a record batch built with minibroker.protocol.records.build_batch (records as
 [key, value] strings, timestamps pinned by the scenario) and {"$hex": "..."} raw bytes. Both brokers get
 the same requests; both answers are decoded with the same codec at the same version.
+
+A connection not in "connections" goes to the broker's address (its PLAINTEXT listener). One that is goes to
+the named listener, whose port the broker's `listeners` config tells (DescribeConfigs), and with a
+"mechanism" logs in (SaslHandshake v1, SaslAuthenticate v2) before its first step; a failed login is a broken
+scenario. Without "mechanism" the steps do the SASL exchange themselves.
 """
 
 from __future__ import annotations
@@ -26,12 +33,14 @@ import json
 import re
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from minibroker.client.security import ClientSecurity
 from minibroker.protocol import records
-from minibroker.protocol.messages import REQUESTS
+from minibroker.protocol.messages import REQUESTS, DescribeConfigsRequest, MetadataRequest
 from minibroker.testing.wire import WireClient
 
 SCENARIOS = Path(__file__).resolve().parent / "scenarios"
@@ -62,6 +71,16 @@ class Step:
 
 
 @dataclass
+class Connection:
+    """Where a named connection goes and how it logs in."""
+
+    listener: str = "PLAINTEXT"
+    mechanism: str | None = None
+    username: str | None = None
+    password: str | None = None
+
+
+@dataclass
 class Scenario:
     """A named list of steps and the vars they use."""
 
@@ -70,6 +89,7 @@ class Scenario:
     steps: list[Step]
     vars: dict[str, str] = field(default_factory=dict)
     xfail: str | None = None
+    connections: dict[str, Connection] = field(default_factory=dict)
 
     @classmethod
     def load(cls, path: Path) -> Scenario:
@@ -83,7 +103,9 @@ class Scenario:
                 raise ValueError(f"{path.name}: step {step.name}: unknown API {step.api!r}")
             if step.expect not in ("answer", "closed"):
                 raise ValueError(f"{path.name}: step {step.name}: expect is 'answer' or 'closed'")
-        return cls(path.stem, data.get("description", ""), steps, data.get("vars", {}), data.get("xfail"))
+        connections = {name: Connection(**spec) for name, spec in data.get("connections", {}).items()}
+        return cls(path.stem, data.get("description", ""), steps, data.get("vars", {}), data.get("xfail"),
+                   connections)
 
     def make_vars(self) -> dict[str, str]:
         """This run's values of the vars: the prefix and a random suffix, so reruns against the same
@@ -111,17 +133,51 @@ def run(scenario: Scenario, host: str, port: int, names: dict[str, str]) -> list
     """Run every step against the broker at host:port; `names` are this run's vars."""
     values: dict[str, Any] = dict(names)
     connections: dict[str, WireClient] = {}
+    listeners: dict[str, tuple[str, int]] = {}
+
+    def connect(name: str) -> WireClient:
+        spec = scenario.connections.get(name)
+        if spec is None or spec.listener == "PLAINTEXT":
+            address = (host, port)
+        else:
+            if not listeners:
+                listeners.update(listener_addresses(host, port))
+            address = listeners[spec.listener]
+        security = None
+        if spec is not None and spec.mechanism is not None:
+            security = ClientSecurity.from_config({"security.protocol": spec.listener, "sasl.mechanism": spec.mechanism,
+                                                   "sasl.username": spec.username, "sasl.password": spec.password})
+        return WireClient(*address, client_id=f"differential-{name}", security=security)
+
     answers = []
     try:
         for step in scenario.steps:
-            answers.append(_run_step(step, host, port, values, connections))
+            answers.append(_run_step(step, connect, values, connections))
     finally:
         for wire in connections.values():
             wire.close()
     return answers
 
 
-def _run_step(step: Step, host: str, port: int, values: dict[str, Any],
+def listener_addresses(host: str, port: int) -> dict[str, tuple[str, int]]:
+    """The broker's listeners by name, from its `listeners` config (DescribeConfigs of its node)."""
+    with WireClient(host, port, client_id="differential-listeners") as wire:
+        metadata = wire.request(build(MetadataRequest, {"topics": [], "allow_auto_topic_creation": False,
+                                                       "include_topic_authorized_operations": False}), 12)
+        node_id = metadata.brokers[0].node_id
+        described = wire.request(build(DescribeConfigsRequest, {
+            "resources": [{"resource_type": 4, "resource_name": str(node_id), "configuration_keys": ["listeners"]}],
+            "include_synonyms": False, "include_documentation": False}), 4)
+    value = next(item.value for item in described.results[0].configs if item.name == "listeners")
+    addresses = {}
+    for item in value.split(","):
+        name, _, address = item.strip().partition("://")
+        listener_host, _, number = address.rpartition(":")
+        addresses[name] = (listener_host or host, int(number))
+    return addresses
+
+
+def _run_step(step: Step, connect: Callable[[str], WireClient], values: dict[str, Any],
               connections: dict[str, WireClient]) -> Answer:
     request_class = API_CLASSES[step.api]
     deadline = time.monotonic() + float((step.until or {}).get("timeout_s", DEFAULT_UNTIL_TIMEOUT_S))
@@ -129,13 +185,16 @@ def _run_step(step: Step, host: str, port: int, values: dict[str, Any],
     while True:
         attempts += 1
         if step.connection not in connections:
-            connections[step.connection] = WireClient(host, port, client_id=f"differential-{step.connection}")
+            connections[step.connection] = connect(step.connection)
         wire = connections[step.connection]
         request = build(request_class, substitute(step.request, values))
         sent_at_ms = int(time.time() * 1000)
         if step.expect == "closed":
-            wire.send_raw(wire.encode_request(request, step.version))
-            closed = wire.is_closed_by_peer(timeout=10.0)
+            try:
+                wire.send_raw(wire.encode_request(request, step.version))
+                closed = wire.is_closed_by_peer(timeout=10.0)
+            except OSError:  # the broker closed it after an earlier step (a refused login): reset or broken pipe
+                closed = True
             del connections[step.connection]
             wire.close()
             return Answer(step, None, closed, sent_at_ms, attempts)

@@ -4,8 +4,7 @@ Tests that use it are marked `reference` (`-m "not reference"` leaves them out).
 the tests are skipped, or fail when CI is set (tests/integration/clients.py `missing()`).
 
 MINIBROKER_KAFKA_REFERENCE=host:port uses a Kafka already running instead (e.g. one started with
-`python -m tests.reference.launcher` while working on the differential suite); its config is then the
-caller's business.
+`python -m tests.reference.launcher`, which has REFERENCE_CONFIG, while working on the differential suite).
 """
 
 from __future__ import annotations
@@ -19,9 +18,11 @@ import pytest
 from tests.integration.clients import missing
 
 from .launcher import DEFAULT_VERSION, ReferenceKafka, ReferenceUnavailable
+from .launcher import REFERENCE_CONFIG as _REFERENCE_CONFIG
 
-#: Broker configs of the session's reference, on top of Kafka's defaults; set on minibroker too.
-REFERENCE_CONFIG: dict[str, str] = {}
+#: Broker configs of the session's reference, on top of Kafka's defaults; set on minibroker too (the launcher's
+#: REFERENCE_CONFIG: a SASL_PLAINTEXT listener and StandardAuthorizer with User:ANONYMOUS a super user).
+REFERENCE_CONFIG: dict[str, str] = dict(_REFERENCE_CONFIG)
 ADDRESS_ENV = "MINIBROKER_KAFKA_REFERENCE"
 
 

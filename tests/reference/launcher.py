@@ -4,6 +4,9 @@ The jars come from scripts/install-reference-kafka.sh (.cache/kafka/<version>). 
 formats storage with Kafka's StorageTool in a temporary folder with a fixed cluster id, starts the JVM on
 free ports and returns once the broker port answers ApiVersions; `stop()` ends it by PID and removes the
 folder. Kafka's defaults everywhere except what one node needs (`ONE_NODE`); a test's `config` is set on top.
+Its `listeners` (`NAME://host:port`, PLAINTEXT first, port 0 for a free one) are the broker's listeners; the
+launcher adds the CONTROLLER one. The test run's reference has REFERENCE_CONFIG (a SASL_PLAINTEXT listener and
+StandardAuthorizer), and so does one started by hand with `python -m tests.reference.launcher`.
 
     kafka = ReferenceKafka.start(config={"group.initial.rebalance.delay.ms": "0"})
     try:
@@ -50,6 +53,25 @@ ONE_NODE: Mapping[str, str] = {
     "transaction.state.log.min.isr": "1",
     "share.coordinator.state.topic.replication.factor": "1",
     "share.coordinator.state.topic.min.isr": "1",
+}
+#: The PLAIN users of the reference's SASL_PLAINTEXT listener (JAAS `user_<name>` entries): admin is a super user.
+SASL_USERS: Mapping[str, str] = {"admin": "admin-secret", "alice": "alice-secret", "bob": "bob-secret"}
+_PLAIN_JAAS = ("org.apache.kafka.common.security.plain.PlainLoginModule required "
+               + " ".join(f'user_{name}="{password}"' for name, password in SASL_USERS.items()) + ";")
+_SCRAM_JAAS = "org.apache.kafka.common.security.scram.ScramLoginModule required;"
+#: The configs of the test run's one reference node (tests/reference/fixtures.py), set on minibroker too: a second
+#: listener, SASL_PLAINTEXT with PLAIN and SCRAM, and Kafka's StandardAuthorizer, so the differential suite
+#: compares ACL refusals and SASL errors. User:ANONYMOUS (the PLAINTEXT listener's and the controller's principal)
+#: is a super user, so whatever uses the PLAINTEXT listener is answered as without an authorizer. A listener
+#: given with port 0 gets a free port.
+REFERENCE_CONFIG: Mapping[str, str] = {
+    "listeners": "PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0",
+    "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+    "super.users": "User:ANONYMOUS;User:admin",
+    "sasl.enabled.mechanisms": "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512",
+    "listener.name.sasl_plaintext.plain.sasl.jaas.config": _PLAIN_JAAS,
+    "listener.name.sasl_plaintext.scram-sha-256.sasl.jaas.config": _SCRAM_JAAS,
+    "listener.name.sasl_plaintext.scram-sha-512.sasl.jaas.config": _SCRAM_JAAS,
 }
 #: A heap sized for a 2-core test machine that runs other things too.
 JVM_OPTS = ("-Xms256m", "-Xmx1g", "-Djava.awt.headless=true")
@@ -145,18 +167,22 @@ class ReferenceKafka:
     @classmethod
     def _start_in(cls, directory: Path, jars: Path, version: str, config: dict[str, str],
                   features: dict[str, int], timeout: float) -> ReferenceKafka:
-        host, port, controller_port = "127.0.0.1", free_port(), free_port()
+        host, controller_port = "127.0.0.1", free_port()
+        listeners = _broker_listeners(config.get("listeners", "PLAINTEXT://127.0.0.1:0"))
+        port = listeners[0][2]
+        broker_listeners = ",".join(f"{name}://{address}:{number}" for name, address, number in listeners)
+        protocols = "".join(f"{name}:{name}," for name, _, _ in listeners)  # Kafka's names: name == protocol
         properties = {
             "process.roles": "broker,controller",
             "node.id": str(NODE_ID),
             "controller.quorum.voters": f"{NODE_ID}@{host}:{controller_port}",
-            "listeners": f"PLAINTEXT://{host}:{port},CONTROLLER://{host}:{controller_port}",
-            "advertised.listeners": f"PLAINTEXT://{host}:{port}",
             "controller.listener.names": "CONTROLLER",
-            "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
             "log.dirs": str(directory / "data"),
             **ONE_NODE,
             **config,
+            "listeners": f"{broker_listeners},CONTROLLER://{host}:{controller_port}",
+            "advertised.listeners": broker_listeners,
+            "listener.security.protocol.map": f"{protocols}CONTROLLER:PLAINTEXT",
         }
         server_properties = directory / "server.properties"
         server_properties.write_text("".join(f"{key}={value}\n" for key, value in properties.items()))
@@ -222,14 +248,27 @@ class ReferenceKafka:
         return code
 
 
+def _broker_listeners(listeners: str) -> list[tuple[str, str, int]]:
+    """`listeners` as (name, host, port), port 0 replaced by a free port; the first is PLAINTEXT (the port
+    `bootstrap_servers` names, which tests reach without logging in)."""
+    parsed = []
+    for item in listeners.split(","):
+        name, _, address = item.strip().partition("://")
+        address_host, _, number = address.rpartition(":")
+        parsed.append((name, address_host, int(number) or free_port()))
+    if parsed[0][0] != "PLAINTEXT":
+        raise ValueError(f"the reference's first listener must be PLAINTEXT: {listeners}")
+    return parsed
+
+
 class _PortTaken(RuntimeError):
     """The JVM could not bind a port picked as free."""
 
 
-if __name__ == "__main__":  # start one by hand: python -m tests.reference.launcher [version]
+if __name__ == "__main__":  # start one by hand, as the test run's: python -m tests.reference.launcher [version]
     for signum in (signal.SIGINT, signal.SIGTERM):  # also when started in the background, where SIGINT is ignored
         signal.signal(signum, signal.default_int_handler)
-    kafka = ReferenceKafka.start(sys.argv[1] if len(sys.argv) > 1 else DEFAULT_VERSION)
+    kafka = ReferenceKafka.start(sys.argv[1] if len(sys.argv) > 1 else DEFAULT_VERSION, config=REFERENCE_CONFIG)
     print(f"Kafka {kafka.version} on {kafka.bootstrap_servers} (pid {kafka.pid}), ready in {kafka.startup_s:.1f} s; "
           "Ctrl-C or SIGTERM stops it", flush=True)
     try:
