@@ -9,15 +9,15 @@ dependencies between features. One refusal fails the whole request with INVALID_
 "The update failed for all features since the following feature had an error: ...", and nothing changes.
 v0 has AllowDowngrade per feature (true means a safe downgrade); v1 replaces it with UpgradeType (1 upgrade,
 2 safe downgrade, 3 unsafe downgrade) and adds ValidateOnly; v0-1 answer a result per feature (each with the
-top-level code and message; none when the request failed), v2 none. A change is seen by clients as a higher
-FinalizedFeaturesEpoch in ApiVersions. Needs ALTER on the cluster. Served by the releases that advertise it
-(Kafka 4.0 and later here: apis/releases.py).
+top-level code and message, in the request's order; none when the request failed), v2 none. A change is seen
+by clients as a higher FinalizedFeaturesEpoch in ApiVersions. Needs ALTER on the cluster. Served by the
+releases that advertise it (3.9 and later here: apis/releases.py).
 """
 
 from __future__ import annotations
 
 from ..core.acls import AclOperation
-from ..core.features import SAFE_DOWNGRADE, UPGRADE, FeatureUpdateError, hash_map_order
+from ..core.features import SAFE_DOWNGRADE, UPGRADE, FeatureUpdateError
 from ..protocol.errors import ErrorCode
 from ..protocol.messages import UpdateFeaturesRequest, UpdateFeaturesResponse
 from .context import RequestContext
@@ -40,7 +40,7 @@ def handle(request: UpdateFeaturesRequest, ctx: RequestContext) -> UpdateFeature
         feature_levels(ctx.cluster).update(updates, validate_only=validate_only)
     except FeatureUpdateError as refusal:
         return _answer(ctx, ErrorCode.INVALID_UPDATE_VERSION, str(refusal), [])
-    return _answer(ctx, ErrorCode.NONE, None, hash_map_order(name for name, _, _ in updates))
+    return _answer(ctx, ErrorCode.NONE, None, list(dict.fromkeys(name for name, _, _ in updates)))
 
 
 def _upgrade_type(update: UpdateFeaturesRequest.FeatureUpdateKey, version: int) -> int:

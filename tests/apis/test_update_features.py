@@ -72,6 +72,9 @@ def test_v1_lists_a_result_per_feature_on_success_and_none_on_refusal() -> None:
     ok = update(target, Update(feature="transaction.version", max_version_level=2, upgrade_type=1), version=1,
                 validate_only=True)
     assert [(r.feature, r.error_code, r.error_message) for r in ok.results] == [("transaction.version", 0, "NONE")]
+    both = update(target, Update(feature="transaction.version", max_version_level=2, upgrade_type=1),
+                  Update(feature="group.version", max_version_level=0, upgrade_type=2), version=1, validate_only=True)
+    assert [r.feature for r in both.results] == ["transaction.version", "group.version"]  # the request's order
     refused = update(target, Update(feature="foo.bar", max_version_level=1, upgrade_type=1), version=1,
                      validate_only=True)
     assert (refused.error_code, refused.results) == (95, [])
