@@ -1,4 +1,5 @@
-"""AlterReplicaLogDirs (34), v1-2: move replicas hosted by this node to another of its log directories.
+"""AlterReplicaLogDirs (34), v0-2 (v0 only to profiles before 4.0): move replicas hosted by this node to another
+of its log directories.
 
 Mirrors KafkaApis.handleAlterReplicaLogDirsRequest and ReplicaManager.alterReplicaLogDirs. v2 is v1 made
 flexible; v0 (removed in Kafka 4.0 by KIP-896) is v1 without quota throttling.
@@ -23,6 +24,7 @@ from .describe_log_dirs import LOG_DIR
 
 API_KEY = 34
 MIN_VERSION, MAX_VERSION = 1, 2
+PRE_KIP896_MIN_VERSION = 0  # releases before 4.0 served v0: v1 without quota throttling, which no move here needs
 
 _TopicResult = AlterReplicaLogDirsResponse.AlterReplicaLogDirTopicResult
 _PartitionResult = _TopicResult.AlterReplicaLogDirPartitionResult

@@ -81,7 +81,9 @@ def _set_features(response: ApiVersionsResponse, ctx: RequestContext) -> None:
     response.finalized_features = [ApiVersionsResponse.FinalizedFeatureKey(name=name, max_version_level=level,
                                                                             min_version_level=level)
                                    for name, level in finalized]
-    response.finalized_features_epoch = levels.epoch if finalized else NO_FINALIZED_FEATURES_EPOCH
+    # a 2.8 ZooKeeper cluster has feature versioning on with nothing finalized: its epoch is still sent
+    versioned = all(release(node.release).features.versioned for node in ctx.cluster.nodes)
+    response.finalized_features_epoch = levels.epoch if finalized or versioned else NO_FINALIZED_FEATURES_EPOCH
 
 
 @functools.cache

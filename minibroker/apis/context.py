@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from ..core.acls import CLUSTER_NAME, SUPPORTED_OPERATIONS, AclOperation, ResourceType
 from ..core.cluster import Cluster, Node
+from .releases import release
 
 
 @dataclass(slots=True)
@@ -68,11 +69,18 @@ class RequestContext:
 
     def authorized_operations(self, resource_type: ResourceType, name: str) -> frozenset[AclOperation]:
         """What the caller may do to the resource, of the operations its type supports
-        (AuthHelper.authorizedOperations)."""
+        (AuthHelper.authorizedOperations); a group's as the node's release knew them."""
+        supported = SUPPORTED_OPERATIONS[resource_type]
+        if resource_type == ResourceType.GROUP and not release(self.node.release).group_config_operations:
+            supported = supported - _GROUP_CONFIG_OPERATIONS
         authorizer = self.cluster.authorizer
         if authorizer is None:
-            return SUPPORTED_OPERATIONS[resource_type]
-        return authorizer.authorized_operations(self.principal, self.host, resource_type, name)
+            return supported
+        return authorizer.authorized_operations(self.principal, self.host, resource_type, name) & supported
+
+
+#: What Kafka 4.0 added to a group's operations (group configs); older releases do not report them
+_GROUP_CONFIG_OPERATIONS = frozenset({AclOperation.DESCRIBE_CONFIGS, AclOperation.ALTER_CONFIGS})
 
 
 class CloseConnection(Exception):

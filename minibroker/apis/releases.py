@@ -7,18 +7,16 @@ Kafka has KIP-1269, so such a node keeps Kafka's fixed 5 batches per producer
 and never answers Produce v14. `latest` is the release the differential suite
 runs (Kafka 4.3) with KIP-1269's Produce v14.
 
-Sources: for 4.0 to 4.4, the ApiVersions v3/v4 answers of the newest patch
-release of each (4.0.2, 4.1.2, 4.2.2, 4.3.1, 4.4.0), one KRaft node formatted
-with Kafka's defaults and `transaction.version=1`, recorded on the wire in
-tests/differential/goldens/api_versions/ (`python -m
+Sources: for 3.9 to 4.4, the ApiVersions v3/v4 answers of the newest patch
+release of each (3.9.1, 4.0.2, 4.1.2, 4.2.2, 4.3.1, 4.4.0), one KRaft node
+formatted with Kafka's defaults (from 4.0 with `transaction.version=1`),
+recorded on the wire in tests/differential/goldens/api_versions/ (`python -m
 tests.differential.release_goldens`, checked by test_release_profiles.py);
-for 3.9 the `validVersions` of each request (unstable versions removed) at
-the release tag, from the project's reference notes
-(../shared/reference/broker-semantics.md §1.2); for 2.8, and for the
-reassignment, election, OffsetDelete, ACL and DescribeLogDirs APIs of 3.9, the
-ApiVersions ranges recorded from real brokers in kafka-python's
-`kafka/protocol/broker_version_data.py`. 2.8 and 3.9 advertise no features: no
-answer of theirs was recorded. Kafka 4 advertises Produce from v0 although it
+for 2.8 the answer of 2.8.2 as a ZooKeeper-mode broker (its KRaft mode was an
+early-access preview), no features and epoch 0; the controller-to-broker APIs
+such a broker advertised (LeaderAndIsr, StopReplica, UpdateMetadata,
+ControlledShutdown, AlterIsr) are left out: minibroker's nodes have no
+ZooKeeper controller. Kafka 4 advertises Produce from v0 although it
 refuses v0-2 (KAFKA-18659), as `produce.ADVERTISED_MIN_VERSION` does.
 """
 
@@ -52,15 +50,20 @@ _KAFKA_2_8 = {
     0: (0, 9), 1: (0, 12), 2: (0, 6), 3: (0, 11), 8: (0, 8), 9: (0, 7), 10: (0, 3), 11: (0, 7), 13: (0, 4),
     15: (0, 5), 16: (0, 4), 18: (0, 3), 19: (0, 7), 20: (0, 6), 22: (0, 4), 23: (0, 4), 24: (0, 3), 25: (0, 3),
     26: (0, 3), 28: (0, 3), 29: (0, 2), 30: (0, 2), 31: (0, 2), 32: (0, 4), 34: (0, 2), 35: (0, 2), 45: (0, 0),
-    60: (0, 0),
+    27: (0, 1), 38: (0, 2), 39: (0, 2), 40: (0, 2), 41: (0, 2), 48: (0, 1), 49: (0, 1), 57: (0, 0), 60: (0, 0),
 }
 
+# Kafka 3.9 as 3.9.1 answered on one KRaft node: every version from 0, and KIP-848's ConsumerGroupHeartbeat and
+# ConsumerGroupDescribe at v0 (an early-access preview, advertised though its group protocol is off). A ZooKeeper
+# broker of 3.9 also advertised the inter-broker APIs (LeaderAndIsr, ...); a KRaft one does not.
 _KAFKA_3_9 = {
     **_STABLE,
     0: (0, 11), 1: (0, 17), 2: (0, 9), 3: (0, 12), 8: (0, 9), 9: (0, 9), 10: (0, 6), 11: (0, 9), 13: (0, 5),
     15: (0, 5), 16: (0, 5), 18: (0, 4), 19: (0, 7), 20: (0, 6), 22: (0, 5), 23: (0, 4), 24: (0, 5), 25: (0, 4),
-    26: (0, 4), 28: (0, 4), 29: (0, 3), 30: (0, 3), 31: (0, 3), 32: (0, 4), 34: (0, 2), 35: (0, 4), 45: (0, 0),
-    60: (0, 1), 65: (0, 0), 66: (0, 1), 75: (0, 0),
+    26: (0, 4), 27: (0, 1), 28: (0, 4), 29: (0, 3), 30: (0, 3), 31: (0, 3), 32: (0, 4), 34: (0, 2), 35: (0, 4),
+    38: (0, 3), 39: (0, 2), 40: (0, 2), 41: (0, 3), 45: (0, 0), 48: (0, 1), 49: (0, 1), 55: (0, 2), 57: (0, 1),
+    60: (0, 1), 64: (0, 0), 65: (0, 0), 66: (0, 1), 68: (0, 0), 69: (0, 0), 74: (0, 0), 75: (0, 0), 80: (0, 0),
+    81: (0, 0),
 }
 
 # Kafka 4.0 as 4.0.2 answered: it removed the oldest versions of many APIs (KIP-896), and KIP-848 consumer groups
@@ -107,8 +110,16 @@ class Features:
 
     supported: tuple[tuple[str, int, int], ...] = ()  # (name, min, max)
     finalized: tuple[tuple[str, int], ...] = ()  # (name, level); a feature at level 0 is not listed
+    # feature versioning is on with nothing finalized: a ZooKeeper cluster of 2.7+ (its /feature znode, version 0)
+    # answers FinalizedFeaturesEpoch 0 where a cluster without it answers -1
+    versioned: bool = False
 
 
+# 3.9 knows kraft.version and metadata.version only (3.9-IV0, level 21, finalized by a default format)
+_FEATURES_3_9 = Features(
+    supported=(("kraft.version", 0, 1), ("metadata.version", 1, 21)),
+    finalized=(("metadata.version", 21),),
+)
 _FEATURES_4_0 = Features(
     supported=(("eligible.leader.replicas.version", 0, 1), ("group.version", 0, 1), ("kraft.version", 0, 1),
                ("metadata.version", 7, 25), ("transaction.version", 0, 2)),
@@ -151,12 +162,17 @@ class Release:
     api_ranges: dict[int, tuple[int, int]]
     kip1269: bool  # retains `producer.state.batches.to.retain` batches and answers Produce v14
     kip896: bool = True  # dropped the old API versions (Kafka 4.0); earlier releases serve PRE_KIP896_MIN_VERSION
+    # a group's ACL operations include DESCRIBE_CONFIGS and ALTER_CONFIGS (Kafka 4.0's AclEntry); before, a group's
+    # authorized operations were READ, DESCRIBE and DELETE
+    group_config_operations: bool = True
     features: Features = Features()
 
 
 RELEASES: dict[str, Release] = {
-    "2.8": Release("2.8", _KAFKA_2_8, kip1269=False, kip896=False),
-    "3.9": Release("3.9", _KAFKA_3_9, kip1269=False, kip896=False),
+    "2.8": Release("2.8", _KAFKA_2_8, kip1269=False, kip896=False, group_config_operations=False,
+                   features=Features(versioned=True)),
+    "3.9": Release("3.9", _KAFKA_3_9, kip1269=False, kip896=False, group_config_operations=False,
+                   features=_FEATURES_3_9),
     "4.0": Release("4.0", _KAFKA_4_0, kip1269=False, features=_FEATURES_4_0),
     "4.1": Release("4.1", _KAFKA_4_1, kip1269=False, features=_FEATURES_4_1),
     "4.2": Release("4.2", _KAFKA_4_2, kip1269=False, features=_FEATURES_4_2),

@@ -10,6 +10,8 @@ once; review the golden's diff like code, then commit it with the scenario. `--o
 (e.g. twice to two folders and `diff -r` them, to see that normalisation leaves nothing run-dependent).
 Without MINIBROKER_KAFKA_REFERENCE the Kafka started has tests/reference/fixtures.py's REFERENCE_CONFIG, the
 configs the live suite uses; against a running one, `--kafka-version` and `--config` say what it runs.
+A `--kafka-version` a release profile's scenarios are recorded from (release_scenarios.py: 3.9.1 for
+scenarios/3.9/) records those scenarios; any other records the top-level ones.
 """
 
 from __future__ import annotations
@@ -24,7 +26,8 @@ from tests.reference.fixtures import ADDRESS_ENV, REFERENCE_CONFIG
 from tests.reference.launcher import DEFAULT_VERSION, ReferenceKafka
 
 from .golden import GOLDENS, Golden, golden_path, provenance, recorded_steps, scenario_digest
-from .scenario import Scenario, all_scenarios, check_followed, run
+from .release_scenarios import scenarios_for
+from .scenario import Scenario, check_followed, run
 
 
 def record(scenario: Scenario, host: str, port: int, meta: dict[str, object]) -> Golden:
@@ -46,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
                              "with it too); default: REFERENCE_CONFIG")
     parser.add_argument("--out", type=Path, default=GOLDENS, help=f"goldens folder (default {GOLDENS})")
     args = parser.parse_args(argv)
-    scenarios = all_scenarios()
+    scenarios = scenarios_for(args.kafka_version)
     if args.scenario:
         known = {scenario.name for scenario in scenarios}
         unknown = sorted(set(args.scenario) - known)

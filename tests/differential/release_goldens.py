@@ -5,10 +5,13 @@
 
 Each release's Kafka (installed with `scripts/install-reference-kafka.sh <version>`, e.g. 4.0.2) is started
 as the reference launcher starts it (one KRaft node, Kafka's defaults, `--feature transaction.version=1` at
-format time as tests/reference/launcher.py's DEFAULT_FEATURES), asked ApiVersions v3 and v4, and stopped;
+format time from 4.0 on, as tests/reference/launcher.py's default_features; 3.9.1 with its defaults), asked
+ApiVersions v3 and v4, and stopped;
 the answers, normalised as the differential suite normalises them (normalise.py: throttle time, the
 finalized features epoch, features in name order), go to goldens/api_versions/<release>.json with their
 provenance (golden.py's: Kafka version, metadata.version, finalized features, non-default configs, date).
+2.8 (ZOOKEEPER_RELEASES) is recorded from a ZooKeeper-mode broker started by hand, as ZOOKEEPER_HOWTO says:
+the launcher runs KRaft nodes, and 2.8's KRaft mode was an early-access preview that answered otherwise.
 With MINIBROKER_KAFKA_REFERENCE the Kafka running there is recorded instead (one release, named on the
 command line; `--kafka-version` says which version runs there, 4.3.1 by default). Review the diff of a
 re-recorded golden like code. test_release_profiles.py compares minibroker's profiles with these files.
@@ -28,7 +31,13 @@ from typing import Any
 from minibroker.protocol.messages import ApiVersionsRequest
 from minibroker.testing.wire import WireClient
 from tests.reference.fixtures import ADDRESS_ENV
-from tests.reference.launcher import DEFAULT_FEATURES, DEFAULT_VERSION, READY_TIMEOUT_S, ReferenceKafka
+from tests.reference.launcher import (
+    DEFAULT_VERSION,
+    READY_TIMEOUT_S,
+    RELEASE_VERSIONS,
+    ReferenceKafka,
+    default_features,
+)
 
 from .golden import provenance
 from .normalise import Normaliser
@@ -36,7 +45,14 @@ from .scenario import plain
 
 GOLDENS = Path(__file__).resolve().parent / "goldens" / "api_versions"
 #: The release profiles with a golden, and the Kafka release (the newest patch) each is recorded from.
-KAFKA_RELEASES: dict[str, str] = {"4.0": "4.0.2", "4.1": "4.1.2", "4.2": "4.2.2", "4.3": "4.3.1", "4.4": "4.4.0"}
+KAFKA_RELEASES: dict[str, str] = dict(RELEASE_VERSIONS)
+#: Releases whose golden is of a ZooKeeper-mode broker (their KRaft mode was early access or absent).
+ZOOKEEPER_RELEASES = frozenset({"2.8"})
+ZOOKEEPER_HOWTO = ("java -cp '.cache/kafka/2.8.2/*' org.apache.zookeeper.server.ZooKeeperServerMain ZK_PORT DIR, then "
+                   "java -cp '.cache/kafka/2.8.2/*' kafka.Kafka server.properties with broker.id=1, "
+                   "zookeeper.connect=127.0.0.1:ZK_PORT, listeners=PLAINTEXT://127.0.0.1:PORT, log.dirs, and 1 for "
+                   "offsets.topic.replication.factor, transaction.state.log.replication.factor and min.isr; "
+                   "stop both by PID after recording")
 #: The ApiVersions versions recorded: the ones with features (v3 leaves out features whose range starts at 0).
 VERSIONS = (3, 4)
 CLIENT_SOFTWARE = {"client_software_name": "minibroker-differential", "client_software_version": "1.0"}
@@ -72,8 +88,13 @@ def recorded(root: Path = GOLDENS) -> list[str]:
 
 def record(release: str, host: str, port: int, kafka_version: str) -> dict[str, Any]:
     """The golden of the Kafka at host:port, which runs `kafka_version` of `release`."""
-    meta = provenance(host, port, kafka_version, {}, datetime.now(UTC).date().isoformat())
-    meta["format_features"] = dict(DEFAULT_FEATURES)
+    recorded_on = datetime.now(UTC).date().isoformat()
+    if release in ZOOKEEPER_RELEASES:  # provenance() asks Metadata v12; 2.8 answers up to v11
+        meta: dict[str, Any] = {"kafka_version": kafka_version, "mode": "zookeeper", "started": ZOOKEEPER_HOWTO,
+                                "config": {}, "recorded": recorded_on}
+    else:
+        meta = provenance(host, port, kafka_version, {}, recorded_on)
+        meta["format_features"] = default_features(kafka_version)
     return {"release": release, "provenance": meta, "answers": api_versions_answers(host, port)}
 
 
@@ -92,7 +113,7 @@ def main(argv: list[str] | None = None) -> int:
                         help=f"the version running at ${ADDRESS_ENV} (default {DEFAULT_VERSION})")
     parser.add_argument("--out", type=Path, default=GOLDENS, help=f"goldens folder (default {GOLDENS})")
     args = parser.parse_args(argv)
-    releases = args.releases or list(KAFKA_RELEASES)
+    releases = args.releases or [name for name in KAFKA_RELEASES if name not in ZOOKEEPER_RELEASES]
     unknown = [name for name in releases if name not in KAFKA_RELEASES]
     if unknown:
         parser.error(f"no Kafka release recorded for {', '.join(unknown)} (known: {', '.join(KAFKA_RELEASES)})")
@@ -103,6 +124,10 @@ def main(argv: list[str] | None = None) -> int:
         host, _, port = address.rpartition(":")
         print(f"{write(record(releases[0], host, int(port), args.kafka_version), args.out)}", flush=True)
         return 0
+    by_hand = [name for name in releases if name in ZOOKEEPER_RELEASES]
+    if by_hand:
+        parser.error(f"{', '.join(by_hand)}: start a ZooKeeper-mode broker by hand ({ZOOKEEPER_HOWTO}) and "
+                     f"record it with ${ADDRESS_ENV}")
     for name in releases:
         version = KAFKA_RELEASES[name]
         print(f"starting Apache Kafka {version} (about a minute)", flush=True)

@@ -37,6 +37,8 @@ from minibroker.testing.wire import WireClient
 ROOT = Path(__file__).resolve().parents[2]
 CACHE = ROOT / ".cache" / "kafka"
 LOG4J2 = Path(__file__).resolve().parent / "log4j2.properties"
+#: Kafka before 4.0 logs through reload4j (log4j 1), which reads this one.
+LOG4J1 = Path(__file__).resolve().parent / "log4j.properties"
 INSTALL_HINT = "run scripts/install-reference-kafka.sh"
 
 DEFAULT_VERSION = "4.3.1"
@@ -44,6 +46,9 @@ DEFAULT_VERSION = "4.3.1"
 #: carry it are the same from run to run.
 CLUSTER_ID = "bWluaWJyb2tlci1rYWZrYQ"
 NODE_ID = 1
+#: The Kafka release (newest patch) each release profile of minibroker/apis/releases.py is compared with.
+RELEASE_VERSIONS: Mapping[str, str] = {"2.8": "2.8.2", "3.9": "3.9.1", "4.0": "4.0.2", "4.1": "4.1.2", "4.2": "4.2.2",
+                                       "4.3": "4.3.1", "4.4": "4.4.0"}
 #: Feature levels set at format time: transaction.version 1 until minibroker speaks transactions V2 (KIP-890).
 DEFAULT_FEATURES: Mapping[str, int] = {"transaction.version": 1}
 #: What one node needs beyond Kafka's defaults: its internal topics cannot have 3 replicas on one broker.
@@ -77,6 +82,12 @@ REFERENCE_CONFIG: Mapping[str, str] = {
 JVM_OPTS = ("-Xms256m", "-Xmx1g", "-Djava.awt.headless=true")
 READY_TIMEOUT_S = 120.0  # the JVM took about 40 s on a loaded 2-core machine
 STOP_TIMEOUT_S = 30.0
+
+
+def default_features(version: str) -> dict[str, int]:
+    """The feature levels a node of Kafka `version` is formatted with: DEFAULT_FEATURES from 4.0 on, none before
+    (3.9's StorageTool refuses transaction.version 1; its defaults leave transactions at V1 anyway)."""
+    return dict(DEFAULT_FEATURES) if int(version.split(".")[0]) >= 4 else {}
 
 
 class ReferenceUnavailable(RuntimeError):
@@ -143,13 +154,15 @@ class ReferenceKafka:
 
     @classmethod
     def start(cls, version: str = DEFAULT_VERSION, config: Mapping[str, str] | None = None,
-              features: Mapping[str, int] = DEFAULT_FEATURES, timeout: float = READY_TIMEOUT_S) -> ReferenceKafka:
+              features: Mapping[str, int] | None = None, timeout: float = READY_TIMEOUT_S) -> ReferenceKafka:
         """Format a fresh node and start it; returns once its broker port has answered ApiVersions.
 
         `config` is set on top of Kafka's defaults and ONE_NODE; `features` are feature levels given to the
-        StorageTool (`--feature name=level`). ReferenceUnavailable without java or the jars.
+        StorageTool (`--feature name=level`), `default_features(version)` when not given. ReferenceUnavailable
+        without java or the jars.
         """
         jars = jar_dir(version)
+        features = default_features(version) if features is None else features
         last_error: RuntimeError | None = None
         for _attempt in range(3):  # a free port taken by another process before the JVM bound it: new ports
             directory = Path(tempfile.mkdtemp(prefix=f"kafka-{version}-"))
@@ -186,7 +199,8 @@ class ReferenceKafka:
         }
         server_properties = directory / "server.properties"
         server_properties.write_text("".join(f"{key}={value}\n" for key, value in properties.items()))
-        java = ["java", "-cp", f"{jars}/*", f"-Dlog4j2.configurationFile={LOG4J2}"]
+        java = ["java", "-cp", f"{jars}/*", f"-Dlog4j2.configurationFile={LOG4J2}",
+                f"-Dlog4j.configuration=file:{LOG4J1}"]
         feature_args = [arg for name, level in features.items() for arg in ("--feature", f"{name}={level}")]
         with open(directory / "format.log", "wb") as out:
             formatted = subprocess.run([*java, "kafka.tools.StorageTool", "format", "--cluster-id", CLUSTER_ID,
