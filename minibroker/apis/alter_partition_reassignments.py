@@ -7,6 +7,7 @@ nothing and is answered as AlterPartitionReassignmentsRequest.getErrorResponse a
 from __future__ import annotations
 
 from ..core.acls import AclOperation
+from ..core.cluster import Partition
 from ..protocol.errors import ErrorCode, KafkaError
 from ..protocol.messages import AlterPartitionReassignmentsRequest, AlterPartitionReassignmentsResponse
 from .context import RequestContext
@@ -28,12 +29,10 @@ def handle(request: AlterPartitionReassignmentsRequest, ctx: RequestContext) -> 
         for wanted in topic.partitions:
             code, message = ErrorCode.NONE, None
             try:
-                partition = ctx.cluster.partition(topic.name, wanted.partition_index)
+                partition = _partition(ctx, topic.name, wanted.partition_index)
                 if wanted.replicas is None:
-                    # a cancellation: every reassignment here has already completed
-                    raise KafkaError(ErrorCode.NO_REASSIGNMENT_IN_PROGRESS,
-                                     f"Unable to cancel reassignment for {partition.name}: "
-                                     f"there is no reassignment in progress.")
+                    # a cancellation: every reassignment here has already completed; Kafka gives no message
+                    raise KafkaError(ErrorCode.NO_REASSIGNMENT_IN_PROGRESS)
                 ctx.cluster.reassign_replicas(partition, list(wanted.replicas), allow_change)
             except KafkaError as exc:
                 code, message = exc.code, exc.message or None
@@ -42,6 +41,16 @@ def handle(request: AlterPartitionReassignmentsRequest, ctx: RequestContext) -> 
         topics.append(_Topic(name=topic.name, partitions=partitions))
     return AlterPartitionReassignmentsResponse(throttle_time_ms=0, allow_replication_factor_change=allow_change,
                                                error_code=0, error_message=None, responses=topics)
+
+
+def _partition(ctx: RequestContext, topic_name: str, index: int) -> Partition:
+    """The partition, or UNKNOWN_TOPIC_OR_PARTITION worded as ReplicationControlManager words it."""
+    topic = ctx.cluster.topics.get(topic_name)
+    if topic is None:
+        raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"Unable to find a topic named {topic_name}.")
+    if not 0 <= index < len(topic.partitions):
+        raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"Unable to find partition {topic_name}:{index}.")
+    return topic.partitions[index]
 
 
 def _refused(request: AlterPartitionReassignmentsRequest) -> AlterPartitionReassignmentsResponse:

@@ -12,8 +12,8 @@ import uuid
 from typing import Any
 
 from ..core.acls import AclOperation, ResourceType
-from ..core.cluster import INTERNAL_TOPICS
-from ..protocol.errors import ErrorCode
+from ..core.cluster import INTERNAL_TOPICS, validate_topic_name
+from ..protocol.errors import ErrorCode, KafkaError
 from ..protocol.messages import DescribeTopicPartitionsRequest, DescribeTopicPartitionsResponse
 from .authorized_operations import to_32bit_field
 from .context import RequestContext
@@ -47,7 +47,9 @@ def handle(request: DescribeTopicPartitionsRequest, ctx: RequestContext) -> Desc
     for name in names:
         topic = cluster.topics.get(name)
         if topic is None:
-            topics.append(_Topic(error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, name=name, topic_id=ZERO_UUID,
+            # as MetadataCache's describeTopicResponse: a name no topic could have is INVALID_TOPIC_EXCEPTION
+            code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION if _legal(name) else ErrorCode.INVALID_TOPIC_EXCEPTION
+            topics.append(_Topic(error_code=code, name=name, topic_id=ZERO_UUID,
                                  is_internal=False, partitions=[], topic_authorized_operations=_operations(ctx, name)))
             continue
         start = cursor.partition_index if cursor is not None and cursor.topic_name == name else 0
@@ -68,6 +70,14 @@ def handle(request: DescribeTopicPartitionsRequest, ctx: RequestContext) -> Desc
         if next_cursor is not None:
             break
     return DescribeTopicPartitionsResponse(throttle_time_ms=0, topics=topics + refused, next_cursor=next_cursor)
+
+
+def _legal(name: str) -> bool:
+    try:
+        validate_topic_name(name)
+    except KafkaError:
+        return False
+    return True
 
 
 def _operations(ctx: RequestContext, name: str) -> int:

@@ -7,7 +7,7 @@ answered as ElectLeadersRequest.getErrorResponse answers it.
 from __future__ import annotations
 
 from ..core.acls import AclOperation
-from ..core.cluster import Partition
+from ..core.cluster import Cluster, Partition
 from ..protocol.errors import ErrorCode, KafkaError
 from ..protocol.messages import ElectLeadersRequest, ElectLeadersResponse
 from .context import RequestContext
@@ -25,6 +25,9 @@ def handle(request: ElectLeadersRequest, ctx: RequestContext) -> ElectLeadersRes
         return _refused(request)
     cluster = ctx.cluster
     election_type = request.election_type if ctx.api_version >= 1 else PREFERRED
+    if election_type not in (PREFERRED, UNCLEAN):
+        # Kafka fails the whole request (ElectLeadersRequest.getErrorResponse), naming every partition asked for
+        return _refused(request, ErrorCode.INVALID_REQUEST, f"Unknown election type {election_type}")
     every_partition = request.topic_partitions is None
     if every_partition:
         wanted = [(name, [p.index for p in topic.partitions]) for name, topic in sorted(cluster.topics.items())]
@@ -36,13 +39,11 @@ def handle(request: ElectLeadersRequest, ctx: RequestContext) -> ElectLeadersRes
         for index in indexes:
             code, message = ErrorCode.NONE, None
             try:
-                partition = cluster.partition(topic_name, index)
+                partition = _partition(cluster, topic_name, index)
                 if election_type == UNCLEAN:
                     _unclean(partition)
-                elif election_type == PREFERRED:
-                    cluster.elect_preferred_leader(partition)
                 else:
-                    raise KafkaError(ErrorCode.INVALID_REQUEST, f"Unknown election type {election_type}")
+                    cluster.elect_preferred_leader(partition)
             except KafkaError as exc:
                 code, message = exc.code, exc.message or None
             if every_partition and code == ErrorCode.ELECTION_NOT_NEEDED:
@@ -53,15 +54,25 @@ def handle(request: ElectLeadersRequest, ctx: RequestContext) -> ElectLeadersRes
     return ElectLeadersResponse(throttle_time_ms=0, error_code=0, replica_election_results=results)
 
 
-def _refused(request: ElectLeadersRequest) -> ElectLeadersResponse:
-    """CLUSTER_AUTHORIZATION_FAILED at the top (v1+) and for every partition asked for, none when all were.
+def _partition(cluster: Cluster, topic_name: str, index: int) -> Partition:
+    """The partition, or UNKNOWN_TOPIC_OR_PARTITION worded as ReplicationControlManager.electLeader words it."""
+    topic = cluster.topics.get(topic_name)
+    if topic is None:
+        raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"No such topic as {topic_name}")
+    if not 0 <= index < len(topic.partitions):
+        raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"No such partition as {topic_name}-{index}")
+    return topic.partitions[index]
 
-    Kafka's message is its ClusterAuthorizationException's Java object dump; null lets the client show the
-    error's own text.
+
+def _refused(request: ElectLeadersRequest, code: int = ErrorCode.CLUSTER_AUTHORIZATION_FAILED,
+             message: str | None = None) -> ElectLeadersResponse:
+    """`code` at the top (v1+) and for every partition asked for, none when all were.
+
+    For CLUSTER_AUTHORIZATION_FAILED Kafka's message is its ClusterAuthorizationException's Java object dump;
+    null lets the client show the error's own text.
     """
-    code = ErrorCode.CLUSTER_AUTHORIZATION_FAILED
     results = [_Result(topic=entry.topic, partition_result=[
-                   _PartitionResult(partition_id=index, error_code=code, error_message=None)
+                   _PartitionResult(partition_id=index, error_code=code, error_message=message)
                    for index in entry.partitions])
                for entry in request.topic_partitions or ()]
     return ElectLeadersResponse(throttle_time_ms=0, error_code=code, replica_election_results=results)

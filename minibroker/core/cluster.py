@@ -620,22 +620,11 @@ class Cluster:
         leader stays unless it is no longer a replica; then the first new replica
         leads, as Kafka's controller elects when a reassignment removes the leader.
         """
-        tp = partition.name
-        if not replicas:
-            raise KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
-                             f"The manual partition assignment of {tp} includes an empty replica list.")
-        if len(set(replicas)) != len(replicas):
-            raise KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
-                             f"The manual partition assignment of {tp} includes duplicate replicas: {replicas}.")
-        unknown = [node_id for node_id in replicas if self.node(node_id) is None]
-        if unknown:
-            raise KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
-                             f"The manual partition assignment of {tp} includes broker {unknown[0]}, "
-                             f"but no such broker is registered.")
+        # as ReplicationControlManager.changePartitionReassignment: the target first, then its size
+        self.validate_manual_assignment(replicas, None)
         if not allow_replication_factor_change and len(replicas) != len(partition.replicas):
             raise KafkaError(ErrorCode.INVALID_REPLICATION_FACTOR,
-                             f"The replication factor of {tp} is changed from {len(partition.replicas)} to "
-                             f"{len(replicas)} but allowReplicationFactorChange is false.")
+                             f"The replication factor is changed from {len(partition.replicas)} to {len(replicas)}")
         partition.replicas = list(replicas)
         if partition.leader_id not in replicas:
             self._change_leader(partition, replicas[0])

@@ -17,7 +17,7 @@ from minibroker.protocol.messages import (
 )
 from minibroker.testing.wire import WireClient
 from tests.helpers import unique_topic
-from tests.integration.clients import JavaClients, ok
+from tests.integration.clients import JAVA_OLD, JavaClients, ok
 from tests.integration.test_wire_protocol import create_topic, produce_request
 
 _Topic = AlterPartitionReassignmentsRequest.ReassignableTopic
@@ -90,9 +90,9 @@ def test_reassignment_without_the_leader_elects_the_first_new_replica(cluster):
 
 @pytest.mark.parametrize(("replicas", "code", "words"), [
     ([], ErrorCode.INVALID_REPLICA_ASSIGNMENT, "empty replica list"),
-    ([1, 1], ErrorCode.INVALID_REPLICA_ASSIGNMENT, "duplicate"),
+    ([1, 1], ErrorCode.INVALID_REPLICA_ASSIGNMENT, "the broker 1 more than once"),
     ([0, 9], ErrorCode.INVALID_REPLICA_ASSIGNMENT, "broker 9"),
-    (None, ErrorCode.NO_REASSIGNMENT_IN_PROGRESS, "no reassignment in progress"),
+    (None, ErrorCode.NO_REASSIGNMENT_IN_PROGRESS, None),  # Kafka 4.3.1 sends no message
 ])
 def test_bad_reassignments_are_refused_per_partition(cluster, replicas, code, words):
     topic = unique_topic("bad-move")
@@ -100,7 +100,7 @@ def test_bad_reassignments_are_refused_per_partition(cluster, replicas, code, wo
         create_topic(wire, topic)
         before = partition_state(wire, topic)
         error, message = reassign(wire, topic, replicas)
-        assert error == code and words in message
+        assert error == code and (message == words if words is None else words in message)
         assert partition_state(wire, topic) == before
 
 
@@ -128,7 +128,7 @@ def test_electing_every_partition_reports_only_those_that_moved(cluster):
 
 @pytest.mark.java
 def test_java_admin_moves_a_leader(cluster, tmp_path: Path):
-    java = JavaClients(tmp_path)
+    java = JavaClients(tmp_path, version=JAVA_OLD)  # 3.9: not yet run on 4.3
     topic = unique_topic("java-move")
     results = java.scenario(cluster, "AdminScenario", (
         ["create", topic, "1"], ["leader", topic, "0"]))
