@@ -49,7 +49,16 @@ lint: $(TEST_STAMP)
 	$(PY) -m ruff check minibroker tests bench
 	$(PY) -m mypy
 
+# minibroker beside Apache Kafka 4.3.1 (test-deps installs it), franz-go's kfake (bench/kfake, built here from its
+# go.mod and go.sum) and Tansu 0.6.0: bench/compare.py, the full run (under 20 minutes on an idle 2-core machine).
 bench: test-deps
+	$(PY) -m pip install --quiet -c $(LOCK) -e '.[bench]'
+	cd bench/kfake && GOFLAGS=-mod=readonly go build -o ../../.cache/kfake/kfake .
+	$(PY) bench/compare.py
+
+# The minibroker / Tansu throughput figures (bench/produce.py, bench/consume.py, bench/plot.py).
+.PHONY: bench-tansu
+bench-tansu: test-deps
 	$(PY) -m pip install --quiet -c $(LOCK) -e '.[bench]'
 	$(PY) bench/produce.py
 	$(PY) bench/consume.py

@@ -18,8 +18,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
-from produce import (  # noqa: E402
-    BROKERS,
+from brokers import (  # noqa: E402
     JVM_OPTS,
     LOG_DIR,
     QUICK_RECORDS,
@@ -27,18 +26,20 @@ from produce import (  # noqa: E402
     RECORD_SIZE,
     ROOT,
     ClientProcess,
+    create_topic,
+    fresh_broker,
+    wait_for_quiet,
+)
+from produce import COLUMNS as PRODUCE_COLUMNS  # noqa: E402
+from produce import (  # noqa: E402
     RunId,
     alternate,
     bench_parser,
-    create_topic,
-    fresh_broker,
     prepare,
     rates,
     report,
     timed_phase,
-    wait_for_quiet,
 )
-from produce import COLUMNS as PRODUCE_COLUMNS  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results" / "consume.json"
 CLIENTS = ("confluent", "java")
@@ -206,16 +207,18 @@ def main(argv: list[str] | None = None) -> int:
     rounds = args.rounds or (1 if args.quick else ROUNDS)
     records = args.records or (QUICK_RECORDS if args.quick else RECORDS)
     output = args.output or (LOG_DIR / "consume-quick.json" if args.quick else RESULTS)
-    env, java_cp = prepare(args.clients)
+    brokers = tuple(args.brokers)
+    env, java_cp = prepare(args.clients, brokers, args.java_lib)
     del env["java_batch_size"]  # a producer setting
 
     cells = [(client, partitions, records) for client in args.clients for partitions in args.partitions
              if partitions != WIDE_PARTITIONS or client in WIDE_CLIENTS]
     runs = alternate(cells, rounds, lambda client, partitions, broker, rnd, count:
-                     run_once(Run(client, partitions, broker, rnd), count, java_cp), COLUMNS)
-    settings = {"rounds": rounds, "quick": args.quick, "records": records, "brokers": list(BROKERS),
+                     run_once(Run(client, partitions, broker, rnd), count, java_cp), COLUMNS, brokers)
+    settings = {"rounds": rounds, "quick": args.quick, "records": records, "brokers": list(brokers),
+                "java_lib": args.java_lib,
                 "confluent_consume_batch": CONFLUENT_BATCH, "gb": "record value bytes consumed / 1e9"}
-    return report(runs, env, settings, output, COLUMNS, SUMMARY_KEYS)
+    return report(runs, env, settings, output, COLUMNS, SUMMARY_KEYS, brokers)
 
 
 if __name__ == "__main__":

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
-from produce import TANSU_BIN, ensure_tansu, free_port, stop_process  # noqa: E402
+from brokers import TANSU_BIN, ensure_tansu, free_port, stop_process  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results" / "fixtures.json"

@@ -37,8 +37,9 @@ import psutil
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from minibroker.protocol.messages import ApiVersionsRequest  # noqa: E402
-from minibroker.testing.wire import WireClient  # noqa: E402
+sys.path.insert(0, str(ROOT / "bench"))
+from brokers import answers_api_versions  # noqa: E402
+
 from tests.reference.launcher import DEFAULT_VERSION, ReferenceKafka  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results" / "reference_startup.json"
@@ -60,14 +61,6 @@ rss = psutil.Process().memory_info().rss
 broker.stop()
 print(json.dumps({"ready_s": ready, "cpu_s": cpu, "rss": rss, "rss_added": rss - before}))
 """
-
-
-def answers_api_versions(port: int) -> bool:
-    try:
-        with WireClient("127.0.0.1", port, timeout=5.0) as wire:
-            return bool(wire.request(ApiVersionsRequest(), 0).error_code == 0)
-    except OSError:
-        return False
 
 
 def kafka_round(version: str) -> dict[str, float]:

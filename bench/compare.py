@@ -1,0 +1,621 @@
+"""minibroker beside Apache Kafka 4.3.1, franz-go's kfake and Tansu 0.6.0, in the same run (issue 27).
+
+Usage: .venv/bin/python bench/compare.py [--quick] [--sections ...] [--rounds N]
+       make bench                     # builds kfake and the Java programs, then this, the full run
+
+Sections, each over all four brokers (bench/brokers.py starts them, fresh, alternating):
+- startup:    spawn to the first acknowledged produce (acks=all), as processes; minibroker also in process
+              (`BrokerThread`) and through the pytest plugin (`kafka_topic`);
+- typical:    one typical integration test, looped TESTS times against one broker: create a topic, produce 100
+              records idempotently, consume them with a new group, commit, delete the topic (confluent-kafka and
+              the Java 4.3.1 client);
+- memory:     broker RSS idle after start, and after GB of 1000-byte records produced and consumed;
+- throughput: bench/produce.py and bench/consume.py with the four brokers and the Java 4.3.1 client;
+- tools:      Kafka's kafka-producer-perf-test and kafka-consumer-perf-test (ProducerPerformance and
+              ConsumerPerformance from kafka-tools 4.3.1), their standard output kept;
+- latency:    produce-to-ack p50/p99 at a fixed offered load (ProducerPerformance --throughput, the Java client).
+
+Writes bench/results/compare.json, compare.md and compare.png (--quick: .cache/bench-logs/compare-quick.*),
+with the throughput sections' own JSON beside them. bench/README.md describes the method. Numbers, not
+assertions: nothing here fails on speed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).parent))
+import brokers as broker_module  # noqa: E402
+import consume  # noqa: E402
+import produce  # noqa: E402
+from brokers import (  # noqa: E402
+    ALL_BROKERS,
+    JAVA_LIBS,
+    JVM_OPTS,
+    KAFKA_VERSION,
+    LOG_DIR,
+    READY_TIMEOUT,
+    ROOT,
+    Broker,
+    ClientProcess,
+    create_topic,
+    ensure_kfake,
+    ensure_tansu,
+    java_classpath,
+    log,
+    start_broker,
+    wait_for_quiet,
+)
+
+RESULTS = ROOT / "bench" / "results"
+SECTIONS = ("startup", "typical", "memory", "throughput", "tools", "latency")
+JAVA_LIB = KAFKA_VERSION  # the Java 4.x client: the reference install's kafka-clients
+TOOLS_CP = f"{JAVA_LIBS[KAFKA_VERSION]}/*"
+LOG4J2 = ROOT / "tests" / "reference" / "log4j2.properties"
+
+
+class Sizes:
+    """How much each section does: the full run, or --quick to prove the harness works."""
+
+    def __init__(self, quick: bool) -> None:
+        self.rounds = 1 if quick else 3  # startup, memory, tools, latency: runs per broker
+        self.typical_tests = 5 if quick else 50  # one loop per (broker, client): its tests are the samples
+        self.typical_records = 100
+        self.memory_records = 20_000 if quick else 1_000_000  # 1000-byte records: 1 GB
+        self.throughput_records = 20_000 if quick else 100_000
+        self.tool_records = 20_000 if quick else 300_000
+        self.latency_rate = 20_000  # records/s offered
+        self.latency_seconds = 2 if quick else 15
+
+
+# --- helpers ------------------------------------------------------------------------------------------
+
+
+def median(values: list[float]) -> float | None:
+    return statistics.median(values) if values else None
+
+
+@contextmanager
+def broker_for(kind: str, name: str) -> Iterator[Broker]:
+    """A fresh broker, stopped by its PID afterwards."""
+    broker = start_broker(kind, name)
+    try:
+        yield broker
+    finally:
+        broker.stop()
+
+
+def produce_one(bootstrap: str, topic: str) -> None:
+    """One record, acks=all, waited for."""
+    from confluent_kafka import Producer
+
+    producer = Producer({"bootstrap.servers": bootstrap, "acks": "all", "log_level": 4})
+    errors: list[str] = []
+    producer.produce(topic, b"first", on_delivery=lambda err, _msg: errors.append(str(err)) if err else None)
+    if producer.flush(60) or errors:
+        raise RuntimeError(f"the first record was not acknowledged: {errors}")
+
+
+def each_round(rounds: int, brokers: tuple[str, ...], fn: Callable[[str, int], dict[str, Any]]) -> dict[str, list]:
+    """`fn(broker, round)` for every round, the brokers alternating; an exception becomes {"error": ...}."""
+    out: dict[str, list[dict[str, Any]]] = {b: [] for b in brokers}
+    for rnd in range(1, rounds + 1):
+        for broker in brokers:
+            wait_for_quiet()
+            try:
+                sample = fn(broker, rnd)
+            except Exception as exc:  # a failed run is reported, the others go on
+                sample = {"error": f"{type(exc).__name__}: {exc}"[:2000]}
+                log(f"{broker} round {rnd} failed: {sample['error'][:300]}")
+            out[broker].append(sample)
+            log(f"{broker} round {rnd}: {json.dumps(sample)[:300]}")
+    return out
+
+
+def medians_of(samples: dict[str, list[dict[str, Any]]], keys: tuple[str, ...]) -> dict[str, dict[str, Any]]:
+    """Per broker: the median of each key over the samples without an error, and how many there were."""
+    out = {}
+    for broker, runs in samples.items():
+        good = [s for s in runs if "error" not in s]
+        out[broker] = {key: median([s[key] for s in good if s.get(key) is not None]) for key in keys}
+        out[broker]["runs"] = len(good)
+    return out
+
+
+# --- startup: spawn to the first acknowledged produce ---------------------------------------------------
+
+IN_PROCESS = """
+import json, time
+from confluent_kafka import Producer
+start = time.monotonic()
+from minibroker.testing.embedded import BrokerThread
+broker = BrokerThread().start()
+broker.create_topic("first", 1)
+producer = Producer({"bootstrap.servers": broker.bootstrap_servers, "acks": "all"})
+producer.produce("first", b"first")
+assert producer.flush(60) == 0
+print(json.dumps({"first_ack_ms": (time.monotonic() - start) * 1e3}))
+broker.stop()
+"""
+
+PYTEST_FILE = """
+import os, time
+from confluent_kafka import Producer
+
+def test_first(kafka_broker, kafka_topic):
+    producer = Producer({"bootstrap.servers": kafka_broker.bootstrap_servers, "acks": "all"})
+    producer.produce(kafka_topic, b"first")
+    assert producer.flush(60) == 0
+    with open(os.environ["BENCH_ACK_FILE"], "w") as out:
+        out.write(repr(time.time()))
+"""
+
+
+def startup_process(kind: str, rnd: int) -> dict[str, Any]:
+    start = time.monotonic()
+    with broker_for(kind, f"compare-startup-{kind}-r{rnd}") as broker:
+        ready = time.monotonic()
+        create_topic(broker.bootstrap_servers, "first", 1)
+        produce_one(broker.bootstrap_servers, "first")
+        acked = time.monotonic()
+        return {"first_ack_ms": (acked - start) * 1e3, "accepting_ms": (ready - start) * 1e3,
+                "cpu_s": broker.cpu_seconds(), "rss_mb": broker.rss_mb()}
+
+
+def startup_in_process(_kind: str, _rnd: int) -> dict[str, Any]:
+    out = subprocess.run([sys.executable, "-c", IN_PROCESS], check=True, capture_output=True, text=True,
+                         cwd=tempfile.gettempdir(), timeout=120)
+    return dict(json.loads(out.stdout.strip().splitlines()[-1]))
+
+
+def startup_pytest(_kind: str, _rnd: int) -> dict[str, Any]:
+    """Spawn of `pytest` to the record acknowledged inside a test using the plugin's `kafka_topic`."""
+    with tempfile.TemporaryDirectory() as project:
+        Path(project, "pytest.ini").write_text("[pytest]\n")
+        Path(project, "test_first.py").write_text(PYTEST_FILE)
+        ack_file = Path(project, "ack")
+        start = time.time()
+        env = {**os.environ, "BENCH_ACK_FILE": str(ack_file)}
+        subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", project], check=True,
+                       capture_output=True, cwd=project, timeout=120, env=env)
+        return {"first_ack_ms": (float(ack_file.read_text()) - start) * 1e3}
+
+
+def section_startup(sizes: Sizes, brokers: tuple[str, ...]) -> dict[str, Any]:
+    samples = each_round(sizes.rounds, brokers, startup_process)
+    if "minibroker" in brokers:
+        samples.update({"minibroker-in-process": each_round(sizes.rounds, ("minibroker",), startup_in_process)
+                        ["minibroker"]})
+        samples.update({"minibroker-pytest": each_round(sizes.rounds, ("minibroker",), startup_pytest)["minibroker"]})
+    return {"samples": samples, "median": medians_of(samples, ("first_ack_ms", "accepting_ms", "rss_mb"))}
+
+
+# --- typical: one integration test, looped ------------------------------------------------------------
+
+
+def typical_worker(bootstrap: str, tests: int, records: int) -> int:
+    """The confluent-kafka side of the typical test (TypicalTest.java describes it); prints {"test_ms": [...]}."""
+    from confluent_kafka import Consumer, Producer
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    value = bytes(100)
+    test_ms = []
+    for i in range(tests):
+        topic = f"typical-{i}"
+        start = time.perf_counter()
+        admin.create_topics([NewTopic(topic, num_partitions=1, replication_factor=1)])[topic].result(60)
+        producer = Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True, "acks": "all"})
+        for _ in range(records):
+            producer.produce(topic, value)
+        if producer.flush(60):
+            print(json.dumps({"error": f"test {i}: records not delivered"}), flush=True)
+            return 1
+        consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"typical-group-{i}",
+                             "auto.offset.reset": "earliest", "enable.auto.commit": False})
+        consumer.subscribe([topic])
+        seen, deadline = 0, time.monotonic() + 60
+        while seen < records and time.monotonic() < deadline:
+            seen += sum(1 for msg in consumer.consume(1000, 0.1) if msg.error() is None)
+        consumer.commit(asynchronous=False)
+        consumer.close()
+        if seen != records:
+            print(json.dumps({"error": f"test {i} consumed {seen} of {records}"}), flush=True)
+            return 1
+        admin.delete_topics([topic])[topic].result(60)
+        test_ms.append((time.perf_counter() - start) * 1e3)
+    print(json.dumps({"test_ms": test_ms}), flush=True)
+    return 0
+
+
+def typical_command(client: str, bootstrap: str, sizes: Sizes, java_cp: str) -> list[str]:
+    if client == "confluent":
+        return [sys.executable, str(Path(__file__).resolve()), "--typical-worker", bootstrap,
+                str(sizes.typical_tests), str(sizes.typical_records)]
+    return ["java", *JVM_OPTS, "-cp", java_cp, "TypicalTest", bootstrap, str(sizes.typical_tests),
+            str(sizes.typical_records)]
+
+
+def section_typical(sizes: Sizes, brokers: tuple[str, ...], java_cp: str) -> dict[str, Any]:
+    out: dict[str, Any] = {"tests": sizes.typical_tests, "records": sizes.typical_records, "clients": {}}
+    for client in ("confluent", "java"):
+        def loop(kind: str, rnd: int, client: str = client) -> dict[str, Any]:
+            name = f"compare-typical-{client}-{kind}-r{rnd}"
+            with broker_for(kind, name) as broker:
+                start = time.monotonic()
+                command = typical_command(client, broker.bootstrap_servers, sizes, java_cp)
+                with ClientProcess(command, LOG_DIR / f"{name}.client.log") as proc:
+                    result = proc.read_json(120 + 60.0 * sizes.typical_tests, broker)
+                wall = time.monotonic() - start
+            if "error" in result:
+                raise RuntimeError(result["error"])
+            times = list(result["test_ms"])
+            return {"median_test_ms": statistics.median(times), "first_test_ms": times[0],
+                    "p90_test_ms": sorted(times)[int(0.9 * (len(times) - 1))], "loop_s": wall, "test_ms": times}
+
+        samples = each_round(1, brokers, loop)
+        out["clients"][client] = {"samples": samples,
+                                  "median": medians_of(samples, ("median_test_ms", "first_test_ms", "loop_s"))}
+    return out
+
+
+# --- memory: idle, and after GB produced and consumed ---------------------------------------------------
+
+
+def memory_run(sizes: Sizes) -> Callable[[str, int], dict[str, Any]]:
+    def run(kind: str, rnd: int) -> dict[str, Any]:
+        name = f"compare-memory-{kind}-r{rnd}"
+        with broker_for(kind, name) as broker:
+            wait_for_quiet()  # what a broker does right after its start (a JVM compiles, collects) settles
+            idle = broker.rss_mb()
+            create_topic(broker.bootstrap_servers, "memory", 1)
+            consume.preload(broker.bootstrap_servers, "memory", 1, sizes.memory_records)
+            command = consume.client_command("confluent", broker.bootstrap_servers, "memory", sizes.memory_records,
+                                             "")
+            with ClientProcess(command, LOG_DIR / f"{name}.client.log") as proc:
+                proc.read_json(READY_TIMEOUT, broker)
+                proc.go()
+                result = proc.read_json(consume.consume_timeout(sizes.memory_records) + 30, broker)
+            if result["records"] != sizes.memory_records:
+                raise RuntimeError(f"consumed {result['records']} of {sizes.memory_records}")
+            after = broker.rss_mb()
+            data_mb = sizes.memory_records * produce.RECORD_SIZE / 1e6
+            return {"idle_rss_mb": idle, "after_rss_mb": after, "data_mb": data_mb,
+                    "beyond_data_mb": after - data_mb}
+    return run
+
+
+def section_memory(sizes: Sizes, brokers: tuple[str, ...]) -> dict[str, Any]:
+    samples = each_round(sizes.rounds, brokers, memory_run(sizes))
+    return {"records": sizes.memory_records, "samples": samples,
+            "median": medians_of(samples, ("idle_rss_mb", "after_rss_mb", "data_mb", "beyond_data_mb"))}
+
+
+# --- throughput: produce.py and consume.py over the four brokers ----------------------------------------
+
+
+def section_throughput(sizes: Sizes, brokers: tuple[str, ...], quick: bool, out_dir: Path,
+                       suffix: str) -> dict[str, Any]:
+    common = ["--brokers", *brokers, "--java-lib", JAVA_LIB, "--records", str(sizes.throughput_records),
+              "--rounds", str(1 if quick else 3)]
+    results: dict[str, Any] = {}
+    # 1 and 6 partitions with every client; 100 with librdkafka's defaults only, to keep the run under 20 minutes
+    plans = {"produce": (produce, [(["confluent", "confluent-1mb", "java"], [1, 6]), (["confluent"], [100])]),
+             "consume": (consume, [(["confluent", "java"], [1, 6]), (["confluent"], [100])])}
+    for name, (module, cells) in plans.items():
+        parts = []
+        for index, (clients, partitions) in enumerate(cells):
+            path = out_dir / f"compare-{name}{suffix}-{index}.json"
+            status = module.main([*common, "--clients", *clients, "--partitions", *map(str, partitions),
+                                  "--output", str(path)])
+            data = json.loads(path.read_text())
+            parts.append(data)
+            path.unlink()
+            if status:
+                log(f"{name}: some runs failed")
+        merged = {"environment": parts[0]["environment"], "settings": parts[0]["settings"],
+                  "runs": [r for p in parts for r in p["runs"]], "summary": [e for p in parts for e in p["summary"]]}
+        results[name] = merged
+    return results
+
+
+# --- Kafka's own tools ----------------------------------------------------------------------------------
+
+PERF_PRODUCER = re.compile(r"(\d+) records sent, ([\d.]+) records/sec \(([\d.]+) MB/sec\), "
+                           r"([\d.]+) ms avg latency, ([\d.]+) ms max latency"
+                           r"(?:, (\d+) ms 50th, (\d+) ms 95th, (\d+) ms 99th, (\d+) ms 99.9th)?")
+
+
+def parse_producer_perf(text: str) -> dict[str, float]:
+    """The summary line of kafka-producer-perf-test (its last line with percentiles)."""
+    matches = [m for m in PERF_PRODUCER.finditer(text) if m.group(6) is not None]
+    if not matches:
+        return {}
+    m = matches[-1]
+    keys = ("records", "records_per_s", "mb_per_s", "avg_ms", "max_ms", "p50_ms", "p95_ms", "p99_ms", "p999_ms")
+    return {key: float(value) for key, value in zip(keys, m.groups(), strict=True)}
+
+
+def parse_consumer_perf(text: str) -> dict[str, float]:
+    """The CSV line under kafka-consumer-perf-test's header."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    for i, line in enumerate(lines[:-1]):
+        if line.startswith("start.time"):
+            header = [h.strip() for h in line.split(",")]
+            values = [v.strip() for v in lines[i + 1].split(",")]
+            return {h: float(v) for h, v in zip(header, values, strict=False) if re.fullmatch(r"-?[\d.]+", v)}
+    return {}
+
+
+def kafka_tool(name: str, cls: str, args: list[str], log_name: str, timeout: float) -> str:
+    """Runs one of Kafka's tools with the reference install's jars; its standard output (also kept in a log)."""
+    command = ["java", *JVM_OPTS, f"-Dlog4j2.configurationFile={LOG4J2}", "-cp", TOOLS_CP, cls, *args]
+    proc = subprocess.run(command, capture_output=True, text=True, timeout=timeout, cwd=ROOT)
+    (LOG_DIR / f"{log_name}.{name}.log").write_text(proc.stdout + "\n--- stderr ---\n" + proc.stderr)
+    if proc.returncode:
+        raise RuntimeError(f"{name} exited with {proc.returncode}: {proc.stderr[-500:]}")
+    return proc.stdout
+
+
+def tools_run(sizes: Sizes) -> Callable[[str, int], dict[str, Any]]:
+    def run(kind: str, rnd: int) -> dict[str, Any]:
+        name = f"compare-tools-{kind}-r{rnd}"
+        n = str(sizes.tool_records)
+        with broker_for(kind, name) as broker:
+            bootstrap = broker.bootstrap_servers
+            create_topic(bootstrap, "perf", 1)
+            produced = kafka_tool("producer-perf-test", "org.apache.kafka.tools.ProducerPerformance",
+                                  ["--topic", "perf", "--num-records", n, "--record-size", str(produce.RECORD_SIZE),
+                                   "--throughput", "-1", "--producer-props", f"bootstrap.servers={bootstrap}",
+                                   "acks=all"], name, 300)
+            consumed = kafka_tool("consumer-perf-test", "org.apache.kafka.tools.ConsumerPerformance",
+                                  ["--bootstrap-server", bootstrap, "--topic", "perf", "--messages", n,
+                                   "--timeout", "60000"], name, 300)
+        return {"producer": parse_producer_perf(produced), "consumer": parse_consumer_perf(consumed),
+                "producer_stdout": produced, "consumer_stdout": consumed}
+    return run
+
+
+def section_tools(sizes: Sizes, brokers: tuple[str, ...]) -> dict[str, Any]:
+    samples = each_round(sizes.rounds, brokers, tools_run(sizes))
+    flat = {b: [{"producer_records_per_s": s["producer"].get("records_per_s"),
+                 "consumer_records_per_s": s["consumer"].get("nMsg.sec")} if "error" not in s else s
+                for s in runs] for b, runs in samples.items()}
+    return {"records": sizes.tool_records, "samples": samples,
+            "median": medians_of(flat, ("producer_records_per_s", "consumer_records_per_s"))}
+
+
+# --- latency at a fixed offered load --------------------------------------------------------------------
+
+
+def latency_run(sizes: Sizes) -> Callable[[str, int], dict[str, Any]]:
+    def run(kind: str, rnd: int) -> dict[str, Any]:
+        name = f"compare-latency-{kind}-r{rnd}"
+        with broker_for(kind, name) as broker:
+            create_topic(broker.bootstrap_servers, "latency", 1)
+            out = kafka_tool("producer-perf-test", "org.apache.kafka.tools.ProducerPerformance",
+                             ["--topic", "latency", "--num-records", str(sizes.latency_rate * sizes.latency_seconds),
+                              "--record-size", str(produce.RECORD_SIZE), "--throughput", str(sizes.latency_rate),
+                              "--producer-props", f"bootstrap.servers={broker.bootstrap_servers}", "acks=all"],
+                             name, 120 + 3 * sizes.latency_seconds)
+        parsed = parse_producer_perf(out)
+        if not parsed:
+            raise RuntimeError(f"no summary line in the tool's output: {out[-500:]}")
+        return parsed
+    return run
+
+
+def section_latency(sizes: Sizes, brokers: tuple[str, ...]) -> dict[str, Any]:
+    samples = each_round(sizes.rounds, brokers, latency_run(sizes))
+    return {"rate": sizes.latency_rate, "seconds": sizes.latency_seconds, "samples": samples,
+            "median": medians_of(samples, ("records_per_s", "p50_ms", "p99_ms", "p999_ms", "max_ms"))}
+
+
+# --- the table ------------------------------------------------------------------------------------------
+
+
+def fmt(value: float | None, spec: str = "{:,.0f}") -> str:
+    return "-" if value is None else spec.format(value)
+
+
+def ratio_text(value: float | None, base: float | None) -> str:
+    return "-" if value is None or not base else f"{value / base:.2f}"
+
+
+def markdown_table(results: dict[str, Any]) -> str:
+    """One Markdown table per section: a column per broker, a last column minibroker / Kafka."""
+    brokers = list(results["brokers"])
+    head = "| | " + " | ".join(brokers) + " | minibroker / kafka |\n|---|" + "---|" * (len(brokers) + 1) + "\n"
+
+    def row(label: str, values: dict[str, float | None], spec: str = "{:,.0f}") -> str:
+        cells = [fmt(values.get(b), spec) for b in brokers]
+        ratio = ratio_text(values.get("minibroker"), values.get("kafka"))
+        return f"| {label} | " + " | ".join(cells) + f" | {ratio} |\n"
+
+    parts = []
+    if "startup" in results:
+        med = results["startup"]["median"]
+        text = head + row("spawn to first ack, ms", {b: med[b]["first_ack_ms"] for b in brokers})
+        for variant in ("minibroker-in-process", "minibroker-pytest"):
+            if variant in med:
+                text += f"| {variant}: start to first ack, ms | {fmt(med[variant]['first_ack_ms'])} |" \
+                        + " |" * len(brokers) + "\n"
+        parts.append("Start to the first acknowledged produce\n\n" + text)
+    if "typical" in results:
+        text = head
+        for client, data in results["typical"]["clients"].items():
+            text += row(f"{client}: one typical test, median ms", {b: data["median"][b]["median_test_ms"]
+                                                                  for b in brokers}, "{:,.1f}")
+        parts.append(f"One typical test (median of a loop of {results['typical']['tests']})\n\n" + text)
+    if "memory" in results:
+        med = results["memory"]["median"]
+        gb = results["memory"]["records"] * 1000 / 1e9
+        text = head + row("idle RSS, MB", {b: med[b]["idle_rss_mb"] for b in brokers})
+        text += row(f"RSS after {gb:g} GB in and out, MB", {b: med[b]["after_rss_mb"] for b in brokers})
+        text += row("... beyond the data, MB", {b: med[b]["beyond_data_mb"] for b in brokers})
+        parts.append("Memory\n\n" + text)
+    if "throughput" in results:
+        for name, data in results["throughput"].items():
+            text = head
+            for e in data["summary"]:
+                label = f"{e['client']} {e['partitions']} p"
+                text += row(f"{label}: records/s", {b: e[b]["records_per_s"] for b in brokers})
+                text += row(f"{label}: broker CPU s/GB", {b: e[b]["cpu_s_per_gb"] for b in brokers}, "{:.2f}")
+            parts.append(f"{name.capitalize()} throughput (1000-byte records)\n\n" + text)
+    if "tools" in results:
+        med = results["tools"]["median"]
+        text = head + row("kafka-producer-perf-test records/s", {b: med[b]["producer_records_per_s"] for b in brokers})
+        text += row("kafka-consumer-perf-test records/s", {b: med[b]["consumer_records_per_s"] for b in brokers})
+        parts.append(f"Kafka's tools ({results['tools']['records']:,} records)\n\n" + text)
+    if "latency" in results:
+        med = results["latency"]["median"]
+        text = head + row("p50 ms", {b: med[b]["p50_ms"] for b in brokers}, "{:.0f}")
+        text += row("p99 ms", {b: med[b]["p99_ms"] for b in brokers}, "{:.0f}")
+        parts.append(f"Produce-to-ack latency at {results['latency']['rate']:,} records/s offered (Java client)\n\n"
+                     + text)
+    return "\n".join(parts)
+
+
+# --- plots ----------------------------------------------------------------------------------------------
+
+
+def plot(results: dict[str, Any], output: Path) -> None:
+    """One figure: a panel per measure, a bar per broker (and per client and partition count where they vary)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    brokers = list(results["brokers"])
+    colours = {b: f"C{i}" for i, b in enumerate(brokers)}
+    panels: list[tuple[str, list[str], dict[str, list[float | None]]]] = []  # title, groups, broker -> values
+    if "startup" in results:
+        med = results["startup"]["median"]
+        panels.append(("spawn to first ack, ms (log)", ["process"], {b: [med[b]["first_ack_ms"]] for b in brokers}))
+    if "typical" in results:
+        clients = list(results["typical"]["clients"])
+        panels.append(("one typical test, ms", clients, {b: [results["typical"]["clients"][c]["median"][b]
+                                                              ["median_test_ms"] for c in clients] for b in brokers}))
+    if "memory" in results:
+        med = results["memory"]["median"]
+        panels.append(("RSS, MB", ["idle", "after data"], {b: [med[b]["idle_rss_mb"], med[b]["after_rss_mb"]]
+                                                           for b in brokers}))
+    for name, data in results.get("throughput", {}).items():
+        groups = [f"{e['client']}\n{e['partitions']} p" for e in data["summary"]]
+        panels.append((f"{name} records/s", groups, {b: [e[b]["records_per_s"] for e in data["summary"]]
+                                                     for b in brokers}))
+        panels.append((f"{name} broker CPU s/GB", groups, {b: [e[b]["cpu_s_per_gb"] for e in data["summary"]]
+                                                           for b in brokers}))
+    if "latency" in results:
+        med = results["latency"]["median"]
+        panels.append((f"latency at {results['latency']['rate']:,}/s, ms", ["p50", "p99"],
+                       {b: [med[b]["p50_ms"], med[b]["p99_ms"]] for b in brokers}))
+    if not panels:
+        return
+    cols = 3
+    rows = -(-len(panels) // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(6 * cols, 4 * rows), squeeze=False)
+    width = 0.8 / len(brokers)
+    for ax, (title, groups, values) in zip(axes.flat, panels, strict=False):
+        for i, broker in enumerate(brokers):
+            xs = [x + (i - (len(brokers) - 1) / 2) * width for x in range(len(groups))]
+            ax.bar(xs, [v or 0.0 for v in values[broker]], width, color=colours[broker], label=broker)
+        ax.set_xticks(range(len(groups)), groups, fontsize=7)
+        ax.set_title(title, fontsize=10)
+        if "(log)" in title:
+            ax.set_yscale("log")
+        ax.grid(True, axis="y", alpha=0.3)
+    for ax in list(axes.flat)[len(panels):]:
+        ax.axis("off")
+    axes[0][0].legend(fontsize=8)
+    fig.suptitle(f"minibroker, Apache Kafka {KAFKA_VERSION}, kfake, Tansu: medians, {os.cpu_count()} cores shared "
+                 "by broker and client" + (" (--quick: proves the harness, not a measurement)"
+                                          if results.get("quick") else ""), fontsize=11)
+    fig.tight_layout()
+    fig.savefig(output, dpi=110)
+    plt.close(fig)
+
+
+# --- main -----------------------------------------------------------------------------------------------
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="tiny sizes, one round: proves the harness works")
+    parser.add_argument("--sections", nargs="+", choices=SECTIONS, default=list(SECTIONS))
+    parser.add_argument("--brokers", nargs="+", choices=ALL_BROKERS, default=list(ALL_BROKERS))
+    parser.add_argument("--rounds", type=int, help="runs per broker in startup, memory, tools, latency (default 3)")
+    parser.add_argument("--idle-wait", type=float,
+                        help="wait at most this many seconds for an idle machine before each run (default 60; "
+                             "--quick: 2, it measures nothing)")
+    parser.add_argument("--typical-worker", nargs=3, metavar=("BOOTSTRAP", "TESTS", "RECORDS"), help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.typical_worker:
+        bootstrap, tests, records = args.typical_worker
+        return typical_worker(bootstrap, int(tests), int(records))
+
+    sizes = Sizes(args.quick)
+    if args.rounds:
+        sizes.rounds = args.rounds
+    broker_module.QUIET_MAX_WAIT = args.idle_wait if args.idle_wait is not None else 2.0 if args.quick else 60.0
+    brokers = tuple(args.brokers)
+    out_dir = LOG_DIR if args.quick else RESULTS
+    stem = "compare-quick" if args.quick else "compare"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    LOG_DIR.mkdir(parents=True, exist_ok=True)
+
+    started = time.monotonic()
+    tansu = ensure_tansu()
+    kfake = ensure_kfake() if "kfake" in brokers else None
+    java_cp = java_classpath(JAVA_LIB)
+    results: dict[str, Any] = {"quick": args.quick, "brokers": list(brokers), "versions": {
+        "kafka": KAFKA_VERSION, "tansu": tansu, "kfake": kfake, "java_client": JAVA_LIB},
+        "kafka_note": "Kafka writes its log to the page cache and does not fsync each write (its defaults)",
+        "section_seconds": {}}
+    for section in args.sections:
+        log(f"section {section}")
+        t0 = time.monotonic()
+        if section == "startup":
+            results[section] = section_startup(sizes, brokers)
+        elif section == "typical":
+            results[section] = section_typical(sizes, brokers, java_cp)
+        elif section == "memory":
+            results[section] = section_memory(sizes, brokers)
+        elif section == "throughput":
+            results[section] = section_throughput(sizes, brokers, args.quick, out_dir, "-quick" if args.quick else "")
+        elif section == "tools":
+            results[section] = section_tools(sizes, brokers)
+        elif section == "latency":
+            results[section] = section_latency(sizes, brokers)
+        results["section_seconds"][section] = round(time.monotonic() - t0, 1)
+    results["total_seconds"] = round(time.monotonic() - started, 1)
+
+    table = markdown_table(results)
+    (out_dir / f"{stem}.json").write_text(json.dumps(results, indent=2) + "\n")
+    (out_dir / f"{stem}.md").write_text(table + "\n")
+    try:
+        plot(results, out_dir / f"{stem}.png")
+    except ImportError:
+        log("matplotlib missing (the `bench` extra): no plot")
+    print(table)
+    print(textwrap.dedent(f"""
+        sections (s): {results['section_seconds']}; total {results['total_seconds']} s
+        wrote {out_dir / stem}.json, .md, .png"""))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,82 @@
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Properties;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.consumer.ConsumerRecords;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+
+/**
+ * The Java side of bench/compare.py's "typical test": what one integration test does against a broker.
+ *
+ * <p>Usage: {@code TypicalTest BOOTSTRAP TESTS RECORDS}. Each of TESTS tests creates a topic of one partition,
+ * produces RECORDS records of 100 bytes with an idempotent producer (acks=all) and flushes, consumes them all with
+ * a new consumer group (subscribe, the classic protocol, Kafka's default), commits synchronously, closes the
+ * consumer and the producer and deletes the topic. One Admin client serves the whole loop, as a test suite's
+ * fixture would. Prints one JSON line with the milliseconds of every test; exits 1 on a failure.
+ */
+public final class TypicalTest {
+    public static void main(String[] args) throws Exception {
+        String bootstrap = args[0];
+        int tests = Integer.parseInt(args[1]);
+        int records = Integer.parseInt(args[2]);
+        byte[] value = new byte[100];
+        List<Double> millis = new ArrayList<>();
+
+        Properties adminProps = new Properties();
+        adminProps.put("bootstrap.servers", bootstrap);
+        try (Admin admin = Admin.create(adminProps)) {
+            for (int i = 0; i < tests; i++) {
+                String topic = "typical-" + i;
+                long start = System.nanoTime();
+                admin.createTopics(List.of(new NewTopic(topic, 1, (short) 1))).all().get();
+
+                Properties producerProps = new Properties();
+                producerProps.put("bootstrap.servers", bootstrap);
+                producerProps.put("enable.idempotence", "true");
+                producerProps.put("acks", "all");
+                try (KafkaProducer<byte[], byte[]> producer =
+                        new KafkaProducer<>(producerProps, new ByteArraySerializer(), new ByteArraySerializer())) {
+                    for (int r = 0; r < records; r++) {
+                        producer.send(new ProducerRecord<>(topic, value));
+                    }
+                    producer.flush();
+                }
+
+                Properties consumerProps = new Properties();
+                consumerProps.put("bootstrap.servers", bootstrap);
+                consumerProps.put("group.id", "typical-group-" + i);
+                consumerProps.put("auto.offset.reset", "earliest");
+                consumerProps.put("enable.auto.commit", "false");
+                int seen = 0;
+                try (KafkaConsumer<byte[], byte[]> consumer =
+                        new KafkaConsumer<>(consumerProps, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
+                    consumer.subscribe(Collections.singletonList(topic));
+                    long deadline = System.nanoTime() + 60_000_000_000L;
+                    while (seen < records && System.nanoTime() < deadline) {
+                        ConsumerRecords<byte[], byte[]> batch = consumer.poll(Duration.ofMillis(100));
+                        seen += batch.count();
+                    }
+                    consumer.commitSync();
+                }
+                if (seen != records) {
+                    System.out.println("{\"error\": \"test " + i + " consumed " + seen + " of " + records + "\"}");
+                    System.exit(1);
+                }
+                admin.deleteTopics(List.of(topic)).all().get();
+                millis.add((System.nanoTime() - start) / 1e6);
+            }
+        }
+        StringBuilder out = new StringBuilder("{\"test_ms\": [");
+        for (int i = 0; i < millis.size(); i++) {
+            out.append(i == 0 ? "" : ", ").append(String.format("%.3f", millis.get(i)));
+        }
+        System.out.println(out.append("]}"));
+    }
+}

@@ -1,0 +1,70 @@
+"""The pure parts of the four-broker benchmark (bench/compare.py, bench/produce.py): parsing Kafka's perf tools'
+output, the medians and ratios of the summary, and the Markdown table. No broker is started."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[2] / "bench"
+sys.path.insert(0, str(BENCH))
+compare = pytest.importorskip("compare")
+produce = pytest.importorskip("produce")
+
+PRODUCER_OUT = """\
+99361 records sent, 19868.2 records/sec (18.95 MB/sec), 3.1 ms avg latency, 210.0 ms max latency.
+200000 records sent, 19992.0 records/sec (19.07 MB/sec), 2.84 ms avg latency, 210.00 ms max latency, \
+2 ms 50th, 5 ms 95th, 12 ms 99th, 180 ms 99.9th.
+"""
+
+CONSUMER_OUT = """\
+start.time, end.time, data.consumed.in.MB, MB.sec, data.consumed.in.nMsg, nMsg.sec, rebalance.time.ms, \
+fetch.time.ms, fetch.MB.sec, fetch.nMsg.sec
+2026-11-27 18:00:00:000, 2026-11-27 18:00:02:000, 286.1023, 143.0511, 300000, 150000.0000, 3012, 1988, \
+143.9146, 150905.4326
+"""
+
+
+def test_producer_perf_summary_line_is_parsed() -> None:
+    parsed = compare.parse_producer_perf(PRODUCER_OUT)
+    assert parsed == {"records": 200000.0, "records_per_s": 19992.0, "mb_per_s": 19.07, "avg_ms": 2.84,
+                      "max_ms": 210.0, "p50_ms": 2.0, "p95_ms": 5.0, "p99_ms": 12.0, "p999_ms": 180.0}
+
+
+def test_producer_perf_without_a_summary_line_gives_nothing() -> None:
+    assert compare.parse_producer_perf(PRODUCER_OUT.splitlines()[0]) == {}
+
+
+def test_consumer_perf_csv_is_parsed_without_the_dates() -> None:
+    parsed = compare.parse_consumer_perf(CONSUMER_OUT)
+    assert parsed["nMsg.sec"] == 150000.0
+    assert parsed["data.consumed.in.nMsg"] == 300000.0
+    assert "start.time" not in parsed
+
+
+def _run(broker: str, rate: float, cpu: float, error: str | None = None) -> SimpleNamespace:
+    return SimpleNamespace(client="java", partitions=1, broker=broker, records_per_s=rate, mb_per_s=rate / 1000,
+                           p50_ms=1.0, p99_ms=2.0, cpu_s_per_gb=cpu, error=error)
+
+
+def test_summary_gives_medians_and_minibroker_ratios_to_every_other_broker() -> None:
+    runs = [_run("minibroker", 300, 2), _run("minibroker", 100, 4), _run("minibroker", 200, 3),
+            _run("kafka", 100, 6), _run("kafka", 0, 0, error="broker exited"),
+            _run("tansu", 400, 1)]
+    [entry] = produce.summarize(runs, produce.SUMMARY_KEYS, ("minibroker", "kafka", "tansu"))
+    assert entry["minibroker"]["records_per_s"] == 200
+    assert entry["kafka"]["runs"] == 1  # the failed run is left out
+    assert entry["ratios"]["kafka"] == {"throughput": 2.0, "cpu_per_gb": 0.5}
+    assert entry["ratios"]["tansu"] == {"throughput": 0.5, "cpu_per_gb": 3.0}
+    assert entry["throughput_ratio"] == 0.5  # the minibroker/Tansu pair plot.py draws
+
+
+def test_markdown_table_has_a_column_per_broker_and_the_ratio_to_kafka() -> None:
+    results = {"brokers": ["minibroker", "kafka"], "latency": {"rate": 20000, "median": {
+        "minibroker": {"p50_ms": 1.0, "p99_ms": 4.0}, "kafka": {"p50_ms": 2.0, "p99_ms": 8.0}}}}
+    table = compare.markdown_table(results)
+    assert "| | minibroker | kafka | minibroker / kafka |" in table
+    assert "| p99 ms | 4 | 8 | 0.50 |" in table
