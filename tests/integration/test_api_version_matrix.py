@@ -64,6 +64,7 @@ from minibroker.protocol.messages import (
     SaslHandshakeRequest,
     SyncGroupRequest,
     TxnOffsetCommitRequest,
+    UpdateFeaturesRequest,
 )
 from minibroker.testing.wire import WireClient
 from tests.helpers import unique_topic
@@ -298,6 +299,9 @@ BUILDERS: dict[int, tuple[Callable[[Env, int], Any], Callable[[Any], list[int]]]
             name=env.topic, partitions=[0])])]),
         lambda r: [p.error_code for t in r.results for p in t.partitions]),
     74: (lambda env, v: ListConfigResourcesRequest(resource_types=[]), lambda r: [r.error_code]),
+    # no updates: answered without error at every version and changes nothing (v0 has no validate_only)
+    57: (lambda env, v: UpdateFeaturesRequest(timeout_ms=60000, feature_updates=[], validate_only=True),
+         lambda r: [r.error_code]),
     35: (lambda env, v: DescribeLogDirsRequest(topics=[DescribeLogDirsRequest.DescribableLogDirTopic(
         topic=env.topic, partitions=[0, 1])]),
         describe_log_dirs_errors),
