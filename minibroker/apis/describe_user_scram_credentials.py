@@ -49,6 +49,7 @@ def handle(request: DescribeUserScramCredentialsRequest,
         else:
             infos = [_CredentialInfo(mechanism=mechanism.type, iterations=iterations)
                      for mechanism, iterations in known[user]]
-            results.append(_Result(user=user, error_code=0, error_message=None, credential_infos=infos))
-    return DescribeUserScramCredentialsResponse(throttle_time_ms=0, error_code=0, error_message=None,
+            # "" rather than null where nothing failed, at the top too: ScramControlManager sets it so
+            results.append(_Result(user=user, error_code=0, error_message="", credential_infos=infos))
+    return DescribeUserScramCredentialsResponse(throttle_time_ms=0, error_code=0, error_message="",
                                                 results=results)

@@ -1,4 +1,4 @@
-"""ElectLeaders, AlterPartitionReassignments and DescribeTopicPartitions refusals as Kafka 4.3.1 words them.
+"""ElectLeaders, AlterPartitionReassignments, DescribeTopicPartitions and DescribeUserScramCredentials as Kafka 4.3.1.
 
 The messages are ReplicationControlManager's (electLeaders, alterPartitionReassignments and
 changePartitionReassignment, which validates the target as validateManualPartitionAssignment does), and
@@ -19,7 +19,9 @@ from minibroker.core.config import BrokerConfig
 from minibroker.protocol.errors import ErrorCode
 from minibroker.protocol.messages import (
     AlterPartitionReassignmentsRequest,
+    AlterUserScramCredentialsRequest,
     DescribeTopicPartitionsRequest,
+    DescribeUserScramCredentialsRequest,
     ElectLeadersRequest,
 )
 from tests.apis.authz import NOW, call
@@ -102,3 +104,18 @@ def test_describe_topic_partitions_of_an_illegal_name_is_invalid_topic() -> None
                                              response_partition_limit=2000, cursor=None)
     topic = call(one_node(), request, 0).topics[0]
     assert (topic.name, topic.error_code, topic.partitions) == ("no/such topic", ErrorCode.INVALID_TOPIC_EXCEPTION, [])
+
+
+def test_describe_user_scram_credentials_answers_empty_messages_where_nothing_failed() -> None:
+    """ScramControlManager.describeScramCredentials sets "" (not null) at the top and for each user described
+    without an error; a refused user keeps its message (scenario user_scram_credentials)."""
+    c = one_node()
+    upsertion = AlterUserScramCredentialsRequest.ScramCredentialUpsertion(
+        name="alice", mechanism=1, iterations=8192, salt=b"salt", salted_password=b"\x00" * 32)
+    assert call(c, AlterUserScramCredentialsRequest(deletions=[], upsertions=[upsertion]), 0).results[0].error_code == 0
+    Name = DescribeUserScramCredentialsRequest.UserName
+    answer = call(c, DescribeUserScramCredentialsRequest(users=[Name(name="alice"), Name(name="bob")]), 0)
+    assert (answer.error_code, answer.error_message) == (0, "")
+    assert [(r.user, r.error_code, r.error_message) for r in answer.results] == [
+        ("alice", 0, ""),
+        ("bob", ErrorCode.RESOURCE_NOT_FOUND, "Attempt to describe a user credential that does not exist: bob")]
