@@ -121,11 +121,13 @@ def test_regex_subscription_with_a_new_topic():
     assert partitions(later) == {0, 1} and later.member_epoch == answer.member_epoch + 1
 
 
-def test_disabled_consumer_protocol_is_neither_served_nor_advertised_by_old_profiles():
+def test_disabled_consumer_protocol_is_not_served_and_old_profiles_advertise_what_their_release_did():
     cluster = plain_cluster(**{"group.coordinator.rebalance.protocols": "classic"})
     assert call(cluster, hb("a", 0), 1).error_code == ErrorCode.UNSUPPORTED_VERSION
-    keys = {key for key, _, _ in advertised_ranges("3.9")}
+    keys = {key for key, _, _ in advertised_ranges("2.8")}
     assert 68 not in keys and 69 not in keys
+    # Kafka 3.9.1 advertised KIP-848's early-access v0 with the consumer protocol off
+    assert {(k, lo, hi) for k, lo, hi in advertised_ranges("3.9") if k in (68, 69)} == {(68, 0, 0), (69, 0, 0)}
     assert {(k, lo, hi) for k, lo, hi in advertised_ranges("4.0") if k in (68, 69)} == {(68, 0, 1), (69, 0, 1)}
 
 
