@@ -2,7 +2,10 @@
 
 Versions 3-14 at every profile; v0-2 (message sets of magic 0 and 1, removed by KIP-896 in Kafka 4.0)
 only for profiles of releases before 4.0, converted to one magic 2 batch on append as Kafka 3.9's
-LogValidator does (its broker wrote message format v2 whatever the producer sent).
+LogValidator does (its broker wrote message format v2 whatever the producer sent). v11 may answer
+TRANSACTION_ABORTABLE (KIP-890 part 1); v12 is a transactions V2 client (KIP-890 part 2): the first transactional
+batch of a producer epoch adds its partition to the transaction at the coordinator (Kafka's
+AddPartitionsToTxnManager), which refuses a stale or fenced epoch and an unknown producer id.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from typing import Any
 from ..core.acls import AclOperation, ResourceType
 from ..core.cluster import INTERNAL_TOPICS, Partition
 from ..core.log_validator import decompression_bound
+from ..core.transaction_coordinator import TV_2
 from ..protocol import records
 from ..protocol.errors import DecompressionLimitError, ErrorCode, KafkaError, RecordValidationError
 from ..protocol.messages import ProduceRequest, ProduceResponse, quick_data
@@ -135,6 +139,9 @@ def topic_response(key: Any, version: int, partition_responses: list[Any]) -> An
 
 # Produce learnt TRANSACTION_ABORTABLE in v11 (KIP-890); older requests get INVALID_TXN_STATE.
 TRANSACTION_ABORTABLE_FROM = 11
+# v12 is a transactions V2 client (KIP-890 part 2): its partitions join the transaction without AddPartitionsToTxn
+# (AddPartitionsToTxnManager.produceRequestVersionToTransactionSupportedOperation)
+ADDS_PARTITION_FROM = 12
 
 
 def _verification_error(index: int, verdict: ErrorCode, version: int) -> Any:
@@ -153,6 +160,22 @@ def _verification_error(index: int, verdict: ErrorCode, version: int) -> Any:
     response = error_entry(index, verdict)
     response.error_message = message
     return response
+
+
+def _add_or_verify(partition: Partition, header: records.BatchHeader, transactional_id: str | None,
+                   ctx: RequestContext) -> ErrorCode:
+    """The coordinator's verdict on the first transactional batch of a producer epoch on a partition
+    (ReplicaManager.maybeSendPartitionsToTransactionCoordinator): from v12 (TV2) the partition joins the
+    transaction, whatever `transaction.partition.verification.enable` says; v11 and before are only verified, and
+    only when that config is on."""
+    transactions = ctx.cluster.transactions
+    if ctx.api_version >= ADDS_PARTITION_FROM:
+        return transactions.add_partitions(transactional_id or "", header.producer_id, header.producer_epoch,
+                                           [(partition.topic.name, partition.index)], TV_2)
+    if not ctx.cluster.config["transaction.partition.verification.enable"]:
+        return ErrorCode.NONE
+    return transactions.verify_partition(transactional_id, header.producer_id, header.producer_epoch,
+                                         partition.topic.name, partition.index)
 
 
 def _transactional_id_refused(request: ProduceRequest, ctx: RequestContext) -> bool:
@@ -257,10 +280,9 @@ def _produce_partition(partition: Partition, data: bytes | None, request: Produc
                                  "Produce requests with ZStandard compression need version 7 or above")
         if header.is_transactional and request.transactional_id is None:
             raise KafkaError(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
-        if header.is_transactional and ctx.cluster.config["transaction.partition.verification.enable"] and \
-                not partition.producer_state.has_open_txn(header.producer_id, header.producer_epoch):
-            verdict = ctx.cluster.transactions.verify_partition(
-                request.transactional_id, header.producer_id, header.producer_epoch, partition.topic.name, index)
+        if header.is_transactional and not partition.producer_state.has_open_txn(header.producer_id,
+                                                                                 header.producer_epoch):
+            verdict = _add_or_verify(partition, header, request.transactional_id, ctx)
             if verdict is not ErrorCode.NONE:
                 return _verification_error(index, verdict, ctx.api_version)
         # the header is read once, here; a batch in a frame of its own is stored as it is (no copy)

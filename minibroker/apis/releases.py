@@ -9,7 +9,7 @@ runs (Kafka 4.3) with KIP-1269's Produce v14.
 
 Sources: for 3.9 to 4.4, the ApiVersions v3/v4 answers of the newest patch
 release of each (3.9.1, 4.0.2, 4.1.2, 4.2.2, 4.3.1, 4.4.0), one KRaft node
-formatted with Kafka's defaults (from 4.0 with `transaction.version=1`),
+formatted with Kafka's defaults (from 4.0 `transaction.version=2`),
 recorded on the wire in tests/differential/goldens/api_versions/ (`python -m
 tests.differential.release_goldens`, checked by test_release_profiles.py);
 for 2.8 the answer of 2.8.2 as a ZooKeeper-mode broker (its KRaft mode was an
@@ -105,8 +105,8 @@ _KAFKA_4_4 = {**_KAFKA_4_3, 18: (0, 5), 28: (0, 6), 42: (0, 3), 88: (0, 1), 89: 
 @dataclass(frozen=True)
 class Features:
     """The feature flags of ApiVersions v3+ (KIP-584): what a node's software supports and what its release
-    finalizes on a cluster formatted with Kafka's defaults, except transaction.version 1 (minibroker speaks
-    transactions V1). In name order: Kafka lists them from a hash map."""
+    finalizes on a cluster formatted with Kafka's defaults (from 4.0 transaction.version 2, transactions V2). In
+    name order: Kafka lists them from a hash map."""
 
     supported: tuple[tuple[str, int, int], ...] = ()  # (name, min, max)
     finalized: tuple[tuple[str, int], ...] = ()  # (name, level); a feature at level 0 is not listed
@@ -123,34 +123,34 @@ _FEATURES_3_9 = Features(
 _FEATURES_4_0 = Features(
     supported=(("eligible.leader.replicas.version", 0, 1), ("group.version", 0, 1), ("kraft.version", 0, 1),
                ("metadata.version", 7, 25), ("transaction.version", 0, 2)),
-    finalized=(("group.version", 1), ("metadata.version", 25), ("transaction.version", 1)),
+    finalized=(("group.version", 1), ("metadata.version", 25), ("transaction.version", 2)),
 )
 _FEATURES_4_1 = Features(
     supported=(("eligible.leader.replicas.version", 0, 1), ("group.version", 0, 1), ("kraft.version", 0, 1),
                ("metadata.version", 7, 27), ("share.version", 0, 1), ("transaction.version", 0, 2)),
     finalized=(("eligible.leader.replicas.version", 1), ("group.version", 1), ("metadata.version", 27),
-               ("transaction.version", 1)),
+               ("transaction.version", 2)),
 )
 _FEATURES_4_2 = Features(
     supported=(("eligible.leader.replicas.version", 0, 1), ("group.version", 0, 1), ("kraft.version", 0, 1),
                ("metadata.version", 7, 29), ("share.version", 0, 1), ("streams.version", 0, 1),
                ("transaction.version", 0, 2)),
     finalized=(("eligible.leader.replicas.version", 1), ("group.version", 1), ("metadata.version", 29),
-               ("share.version", 1), ("streams.version", 1), ("transaction.version", 1)),
+               ("share.version", 1), ("streams.version", 1), ("transaction.version", 2)),
 )
 _FEATURES_4_3 = Features(
     supported=(("eligible.leader.replicas.version", 0, 1), ("group.version", 0, 1), ("kraft.version", 0, 1),
                ("metadata.version", 7, 30), ("share.version", 0, 1), ("streams.version", 0, 1),
                ("transaction.version", 0, 2)),
     finalized=(("eligible.leader.replicas.version", 1), ("group.version", 1), ("metadata.version", 30),
-               ("share.version", 1), ("streams.version", 1), ("transaction.version", 1)),
+               ("share.version", 1), ("streams.version", 1), ("transaction.version", 2)),
 )
 _FEATURES_4_4 = Features(
     supported=(("eligible.leader.replicas.version", 0, 1), ("group.version", 0, 1), ("kraft.version", 0, 1),
                ("metadata.version", 7, 33), ("share.version", 0, 2), ("streams.version", 0, 1),
                ("transaction.version", 0, 2)),
     finalized=(("eligible.leader.replicas.version", 1), ("group.version", 1), ("metadata.version", 33),
-               ("share.version", 2), ("streams.version", 1), ("transaction.version", 1)),
+               ("share.version", 2), ("streams.version", 1), ("transaction.version", 2)),
 )
 
 

@@ -4,9 +4,24 @@ per-version error downgrades."""
 from __future__ import annotations
 
 from ..core.acls import AclOperation, ResourceType
-from ..core.cluster import TRANSACTION_STATE_TOPIC
+from ..core.cluster import TRANSACTION_STATE_TOPIC, Cluster
 from ..protocol.errors import ErrorCode
+from .api_versions import finalized_features
 from .context import RequestContext
+
+TRANSACTION_VERSION = "transaction.version"
+
+
+def transaction_version(ctx: RequestContext) -> int:
+    """The cluster's finalized `transaction.version` (0 when not finalized), which clients read from ApiVersions
+    to choose transactions V1 or V2. Kafka's coordinator follows each request's version, not this level."""
+    return cluster_transaction_version(ctx.cluster)
+
+
+def cluster_transaction_version(cluster: Cluster) -> int:
+    """`transaction.version` as the cluster finalizes it: the lowest its nodes' releases finalize (0 when not)."""
+    finalized = finalized_features(tuple(node.release for node in cluster.nodes))
+    return dict(finalized).get(TRANSACTION_VERSION, 0)
 
 
 def coordinator_error(ctx: RequestContext, transactional_id: str) -> ErrorCode | None:

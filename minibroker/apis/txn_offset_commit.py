@@ -1,5 +1,10 @@
 """TxnOffsetCommit (28): offsets committed inside a transaction, visible once it commits.
 
+Versions 0-5. v2 adds the leader epoch, v3 the member fields and PRODUCER_FENCED (INVALID_PRODUCER_EPOCH
+before) and is flexible; v5 is a transactions V2 client (KIP-890 part 2): the group's offsets partition joins
+the transaction at the coordinator (no AddOffsetsToTxn; AddPartitionsToTxnManager's
+txnOffsetCommitRequestVersionToTransactionSupportedOperation), where v4 and before are only verified to be in it.
+
 With an authorizer (KafkaApis.handleTxnOffsetCommitRequest): WRITE on the transactional id, else every
 partition gets TRANSACTIONAL_ID_AUTHORIZATION_FAILED; READ on the group, else GROUP_AUTHORIZATION_FAILED;
 READ on each topic, else its partitions get TOPIC_AUTHORIZATION_FAILED and are not committed.
@@ -13,6 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..core.acls import AclOperation, ResourceType
+from ..core.transaction_coordinator import TV_2
 from ..protocol.errors import ErrorCode
 from ..protocol.messages import TxnOffsetCommitRequest, TxnOffsetCommitResponse
 from . import group_common
@@ -20,11 +26,11 @@ from .context import RequestContext
 from .txn_common import for_version, may_write
 
 API_KEY = 28
-# v5 means transactions V2 (the group joins the transaction implicitly), which is not implemented.
-MIN_VERSION, MAX_VERSION = 0, 4
+MIN_VERSION, MAX_VERSION = 0, 5
 
 PRODUCER_FENCED_FROM = 3
 MEMBER_FIELDS_FROM = 3
+ADDS_GROUP_FROM = 5  # transactions V2
 
 _Topic = TxnOffsetCommitResponse.TxnOffsetCommitResponseTopic
 _Partition = _Topic.TxnOffsetCommitResponsePartition
@@ -109,11 +115,17 @@ def _commit(request: TxnOffsetCommitRequest, ctx: RequestContext,
         return [ErrorCode.INVALID_GROUP_ID for _ in entries]
     error = group_common.coordinator_error(ctx, request.group_id)
     if error is None:
-        error = ctx.cluster.transactions.group_in_transaction(
-            request.transactional_id, request.producer_id, request.producer_epoch, request.group_id)
+        transactions = ctx.cluster.transactions
+        if version >= ADDS_GROUP_FROM:
+            error = transactions.add_offsets(request.transactional_id, request.producer_id, request.producer_epoch,
+                                             request.group_id, TV_2)
+        else:
+            error = transactions.group_in_transaction(
+                request.transactional_id, request.producer_id, request.producer_epoch, request.group_id)
         if error is ErrorCode.NONE:
             error = None
-        elif error is ErrorCode.PRODUCER_FENCED and ctx.cluster.config["transaction.partition.verification.enable"]:
+        elif error is ErrorCode.PRODUCER_FENCED and (
+                version >= ADDS_GROUP_FROM or ctx.cluster.config["transaction.partition.verification.enable"]):
             # verified first (KIP-890): AddPartitionsToTxnManager answers the coordinator's PRODUCER_FENCED as
             # INVALID_PRODUCER_EPOCH, whatever the version
             error = ErrorCode.INVALID_PRODUCER_EPOCH

@@ -1,12 +1,22 @@
-"""Transactional ids, their producer ids and epochs, and the commit/abort protocol (transactions V1).
+"""Transactional ids, their producer ids and epochs, and the commit/abort protocol (transactions V1 and V2).
 
 Kafka's coordinator persists each step to `__transaction_state` and sends
 WriteTxnMarkers to partition leaders. Here every partition is in the same
 process, so PrepareCommit/PrepareAbort write their markers at once and end
-in CompleteCommit/CompleteAbort before the request returns. Transactions V2
-(KIP-890 part 2) is not implemented, and `transaction.version` is not
-advertised, so clients use the V1 paths (explicit AddPartitionsToTxn,
-AddOffsetsToTxn, EndTxn without an epoch bump).
+in CompleteCommit/CompleteAbort before the request returns.
+
+Which rules apply follows the request, as Kafka's
+TransactionVersion.transactionVersionFor* decide it, whatever level of
+`transaction.version` the cluster finalized (a client reads that level to
+choose its request versions): EndTxn v5, Produce v12 and TxnOffsetCommit v5
+are a transactions V2 client (KIP-890 part 2, TV_2). Such a Produce or
+TxnOffsetCommit adds its partition or group to the transaction itself, and
+EndTxn v5 bumps the producer epoch at every commit or abort, writes the
+markers with the bumped epoch, answers the new producer id and epoch (a new
+producer id once the epoch is exhausted), and tells a retry by its epoch
+(TransactionCoordinator.endTransaction, TransactionMetadata.prepareAbortOrCommit
+and prepareComplete). Earlier versions keep the V1 rules (explicit
+AddPartitionsToTxn and AddOffsetsToTxn, EndTxn without an epoch bump).
 """
 
 from __future__ import annotations
@@ -21,7 +31,9 @@ from ..protocol.errors import ErrorCode
 from .clock import Clock
 from .config import BrokerConfig
 
-EXHAUSTED_EPOCH = 32766  # Short.MAX_VALUE - 1: the next InitProducerId rotates the producer id
+EXHAUSTED_EPOCH = 32766  # Short.MAX_VALUE - 1: the next InitProducerId (or TV2 EndTxn) rotates the producer id
+#: Kafka's TransactionVersion levels as a request shows them: TV_0 for V1 clients, TV_2 bumps the epoch at every end.
+TV_0, TV_2 = 0, 2
 COORDINATOR_EPOCH = 0  # one coordinator that never moves
 
 
@@ -56,6 +68,7 @@ class TransactionMetadata:
     groups: set[str] = field(default_factory=set)
     start_timestamp_ms: int = -1
     last_update_ms: int = 0
+    client_transaction_version: int = TV_0  # of the request that last added to the transaction
 
 
 class TransactionMarkerWriter(Protocol):
@@ -148,21 +161,24 @@ class TransactionCoordinator:
         return ErrorCode.NONE, txn
 
     def add_partitions(self, transactional_id: str, producer_id: int, epoch: int,
-                       partitions: list[tuple[str, int]]) -> ErrorCode:
-        """AddPartitionsToTxn: the partitions join the open transaction (opening it if needed)."""
-        error, txn = self._open(transactional_id, producer_id, epoch)
+                       partitions: list[tuple[str, int]], client_transaction_version: int = TV_0) -> ErrorCode:
+        """AddPartitionsToTxn, or a TV2 Produce's implicit add: the partitions join the open transaction (opening
+        it if needed)."""
+        error, txn = self._open(transactional_id, producer_id, epoch, client_transaction_version)
         if txn is not None:
             txn.partitions.update(partitions)
         return error
 
-    def add_offsets(self, transactional_id: str, producer_id: int, epoch: int, group_id: str) -> ErrorCode:
-        """AddOffsetsToTxn: the group's offsets partition joins the transaction."""
-        error, txn = self._open(transactional_id, producer_id, epoch)
+    def add_offsets(self, transactional_id: str, producer_id: int, epoch: int, group_id: str,
+                    client_transaction_version: int = TV_0) -> ErrorCode:
+        """AddOffsetsToTxn, or a TV2 TxnOffsetCommit's implicit add: the group's offsets partition joins the
+        transaction."""
+        error, txn = self._open(transactional_id, producer_id, epoch, client_transaction_version)
         if txn is not None:
             txn.groups.add(group_id)
         return error
 
-    def _open(self, transactional_id: str, producer_id: int, epoch: int
+    def _open(self, transactional_id: str, producer_id: int, epoch: int, client_transaction_version: int
               ) -> tuple[ErrorCode, TransactionMetadata | None]:
         """The producer's transaction, opened (Ongoing) if it was not; an error when the producer may not add."""
         error, txn = self._check_producer(transactional_id, producer_id, epoch)
@@ -176,6 +192,7 @@ class TransactionCoordinator:
             txn.start_timestamp_ms = now
             txn.partitions.clear()
             txn.groups.clear()
+        txn.client_transaction_version = client_transaction_version
         txn.last_update_ms = now
         return ErrorCode.NONE, txn
 
@@ -221,18 +238,72 @@ class TransactionCoordinator:
             return ErrorCode.INVALID_TXN_STATE if committed else ErrorCode.CONCURRENT_TRANSACTIONS
         return ErrorCode.INVALID_TXN_STATE
 
-    def _end(self, txn: TransactionMetadata, committed: bool) -> None:
-        """Prepare, write a marker to every partition, settle the group offsets, complete."""
+    def end_txn_v2(self, transactional_id: str, producer_id: int, epoch: int, committed: bool
+                   ) -> tuple[ErrorCode, int, int]:
+        """EndTxn v5 (TV2): (error, producer id, epoch). Every commit or abort bumps the epoch; a retry is told by
+        the epoch it carries (one below the current, or the exhausted one of the previous producer id) and
+        answered with the current producer id and epoch; an abort needs no open transaction."""
+        txn = self.transactions.get(transactional_id)
+        if txn is None:
+            return ErrorCode.INVALID_PRODUCER_ID_MAPPING, -1, -1
+        retry_on_overflow = (txn.last_producer_id == producer_id and epoch == EXHAUSTED_EPOCH
+                             and txn.producer_epoch == 0)
+        retry_on_bump = txn.producer_epoch == epoch + 1
+        if txn.state in (TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT):
+            valid_epoch = retry_on_bump
+        elif txn.state in (TxnState.COMPLETE_COMMIT, TxnState.COMPLETE_ABORT):
+            valid_epoch = retry_on_bump or retry_on_overflow or epoch == txn.producer_epoch
+        else:
+            valid_epoch = epoch == txn.producer_epoch
+        retry = retry_on_bump or retry_on_overflow
+        if txn.producer_id != producer_id and not retry_on_overflow:
+            return ErrorCode.INVALID_PRODUCER_ID_MAPPING, -1, -1
+        if not valid_epoch:
+            return ErrorCode.PRODUCER_FENCED, -1, -1
+        state = txn.state
+        if state is TxnState.ONGOING:
+            self._end(txn, committed, bump=True)
+        elif state is TxnState.COMPLETE_COMMIT and committed or state is TxnState.COMPLETE_ABORT and not committed:
+            if not retry:
+                if committed:
+                    return ErrorCode.INVALID_TXN_STATE, -1, -1
+                self._end(txn, committed, bump=True)
+        elif state in (TxnState.COMPLETE_COMMIT, TxnState.EMPTY) and not committed and not retry:
+            # V2 may abort without a transaction (an abortable error before anything was added): only the bump
+            self._end(txn, committed, bump=True)
+        elif state is TxnState.PREPARE_COMMIT and committed or state is TxnState.PREPARE_ABORT and not committed:
+            return ErrorCode.CONCURRENT_TRANSACTIONS, -1, -1
+        else:
+            return ErrorCode.INVALID_TXN_STATE, -1, -1
+        return ErrorCode.NONE, txn.producer_id, txn.producer_epoch
+
+    def _end(self, txn: TransactionMetadata, committed: bool, bump: bool = False) -> None:
+        """Prepare, write a marker to every partition, settle the group offsets, complete. With `bump` (TV2) the
+        markers carry the next epoch, and an exhausted epoch moves the transactional id to a new producer id."""
+        now = self.clock.now_ms()
+        next_producer_id = -1
+        if bump:
+            if txn.producer_epoch >= EXHAUSTED_EPOCH:
+                next_producer_id = self.new_producer_id()
+            txn.last_producer_epoch = txn.producer_epoch
+            txn.producer_epoch += 1
+            if txn.state is not TxnState.ONGOING:
+                txn.start_timestamp_ms = now  # Kafka's noPartitionAdded: the abort starts and ends now
         txn.state = TxnState.PREPARE_COMMIT if committed else TxnState.PREPARE_ABORT
         for topic, index in sorted(txn.partitions):
             self.markers.write_txn_marker(topic, index, txn.producer_id, txn.producer_epoch, committed,
                                           COORDINATOR_EPOCH)
         for group_id in sorted(txn.groups):
             self.markers.complete_txn_offsets(group_id, txn.producer_id, committed)
+        if next_producer_id != -1:
+            # prepareComplete: the client sees MAX-1 then 0, so the last epoch stays MAX-1
+            self.by_producer_id.pop(txn.producer_id, None)
+            txn.last_producer_id, txn.producer_id, txn.producer_epoch = txn.producer_id, next_producer_id, 0
+            self.by_producer_id[next_producer_id] = txn
         txn.state = TxnState.COMPLETE_COMMIT if committed else TxnState.COMPLETE_ABORT
         txn.partitions.clear()
         txn.groups.clear()
-        txn.last_update_ms = self.clock.now_ms()
+        txn.last_update_ms = now
 
     # -- time ---------------------------------------------------------------------------------
 

@@ -4,8 +4,8 @@
     MINIBROKER_KAFKA_REFERENCE=127.0.0.1:36881 .venv/bin/python -m tests.differential.release_goldens 4.3
 
 Each release's Kafka (installed with `scripts/install-reference-kafka.sh <version>`, e.g. 4.0.2) is started
-as the reference launcher starts it (one KRaft node, Kafka's defaults, `--feature transaction.version=1` at
-format time from 4.0 on, as tests/reference/launcher.py's default_features; 3.9.1 with its defaults), asked
+as the reference launcher starts it (one KRaft node, Kafka's defaults, from 4.0 transaction.version 2, with
+tests/reference/launcher.py's default_features at format time), asked
 ApiVersions v3 and v4, and stopped;
 the answers, normalised as the differential suite normalises them (normalise.py: throttle time, the
 finalized features epoch, features in name order), go to goldens/api_versions/<release>.json with their

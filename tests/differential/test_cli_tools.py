@@ -236,8 +236,6 @@ TOOLS: list[Tool] = [
 ]
 #: Differences known and owned elsewhere, each a strict xfail until its owner's change lands.
 PENDING: dict[str, str] = {
-    "cli:kafka-broker-api-versions": "issue 25: EndTxn and TxnOffsetCommit stop at v4 where Kafka 4.3.1 advertises "
-                                     "v5 (transactions V2, KIP-890)",
     "cli:kafka-configs-describe-all-broker": "broker configs Kafka 4.3.1 lists and minibroker does not "
                                              "(controller.quorum.fetch.*, group.consumer/share/streams.*, "
                                              "group.coordinator.*, share.coordinator.cached.buffer.max.bytes, ...)",

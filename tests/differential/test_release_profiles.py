@@ -9,8 +9,7 @@ answers as its golden says. Two kinds of difference are not defects of a profile
 - an API minibroker does not serve at all, which the differential ledger (ledger.json, scenario
   api_versions) lists with the README's "What minibroker does not do" as its reason;
 - a difference PROFILE_GAPS lists for one profile with its reason, judged as the ledger judges scenarios: an
-  entry that no longer differs fails;
-- EndTxn and TxnOffsetCommit v5 (transactions V2, KIP-890), issue 25: a strict xfail of their own.
+  entry that no longer differs fails.
 
 KIP-1269's Produce v14 is only the `latest` profile's, which has no golden of its own.
 """
@@ -29,10 +28,6 @@ from . import release_goldens
 from .compare import ABSENT, Difference, LedgerEntry, differences, judge, load_ledger
 
 GOLDEN_RELEASES = release_goldens.recorded()
-#: EndTxn (26) and TxnOffsetCommit (28): v5 is transactions V2, issue 25's work.
-TRANSACTIONS_V2_KEYS = frozenset({26, 28})
-ISSUE_25 = ("issue 25: EndTxn and TxnOffsetCommit v5 (transactions V2, KIP-890) are not served, so every 4.x "
-            "profile stops at v4 where its release advertises v5 (4.4: TxnOffsetCommit v6, KIP-1319's topic ids)")
 
 _DOES_NOT_DO = "README 'What minibroker does not do'"
 _ZK_BROKER_APIS = ("Kafka 2.8.2 ran as a ZooKeeper-mode broker, which advertised the APIs its ZooKeeper "
@@ -49,6 +44,9 @@ PROFILE_GAPS = [
     LedgerEntry("release_profile:4.4", "*", "api_keys[api_key=18].max_version",
                 "ApiVersions v5 (KIP-1242: the client names the cluster and node it expects, REBOOTSTRAP_REQUIRED "
                 f"otherwise), new in Kafka 4.4, is not served ({_DOES_NOT_DO}: what Kafka 4.4 added)"),
+    LedgerEntry("release_profile:4.4", "*", "api_keys[api_key=28].max_version",
+                "TxnOffsetCommit v6 (KIP-1319: topics by id), new in Kafka 4.4, is not served "
+                f"({_DOES_NOT_DO}: what Kafka 4.4 added); v5 (transactions V2) is"),
     LedgerEntry("release_profile:4.4", "*", "api_keys[api_key=93]",
                 "StreamsGroupTopologyDescriptionUpdate belongs to Kafka Streams groups (KIP-1071), which minibroker "
                 f"does not do ({_DOES_NOT_DO})"),
@@ -107,22 +105,12 @@ def test_profile_answers_api_versions_as_its_release(release: str, version: str,
     golden = _golden(release)
     not_served = _not_served_keys()
     found = [difference for difference in _profile_differences(profile_broker(release), golden, version)
-             if _key_of(difference) not in TRANSACTIONS_V2_KEYS
-             and not (difference.path == f"api_keys[api_key={_key_of(difference)}]"
+             if not (difference.path == f"api_keys[api_key={_key_of(difference)}]"
                       and _key_of(difference) in not_served and difference.minibroker == ABSENT)]
     gaps = [gap for gap in PROFILE_GAPS if gap.step in ("*", f"v{version}")]  # 2.8 answers v4 UNSUPPORTED_VERSION
     verdict = judge(f"release_profile:{release}", {f"v{version}": found}, gaps)
     assert verdict.ok, (f"minibroker --as-version {release} differs from Apache Kafka "
                         f"{golden['provenance']['kafka_version']} (ApiVersions v{version}):\n{verdict.report()}")
-
-
-@pytest.mark.xfail(reason=ISSUE_25, strict=True, raises=AssertionError)
-@pytest.mark.parametrize("release", GOLDEN_RELEASES)
-def test_profile_advertises_transactions_v2_as_its_release(release: str,
-                                                           profile_broker: Callable[[str], BrokerThread]) -> None:
-    found = [difference for difference in _profile_differences(profile_broker(release), _golden(release), "4")
-             if _key_of(difference) in TRANSACTIONS_V2_KEYS]
-    assert not found, "\n".join(map(str, found))
 
 
 def test_every_ledgered_missing_api_is_advertised_by_the_reference_release() -> None:
@@ -131,7 +119,7 @@ def test_every_ledgered_missing_api_is_advertised_by_the_reference_release() -> 
     served = {key for key, _, _ in _latest_ranges()}
     not_served = _not_served_keys()
     assert not_served <= advertised - served, sorted(not_served - (advertised - served))
-    assert advertised - served - TRANSACTIONS_V2_KEYS <= not_served, sorted(advertised - served - not_served)
+    assert advertised - served <= not_served, sorted(advertised - served - not_served)
 
 
 def _latest_ranges() -> list[tuple[int, int, int]]:

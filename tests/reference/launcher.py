@@ -49,8 +49,9 @@ NODE_ID = 1
 #: The Kafka release (newest patch) each release profile of minibroker/apis/releases.py is compared with.
 RELEASE_VERSIONS: Mapping[str, str] = {"2.8": "2.8.2", "3.9": "3.9.1", "4.0": "4.0.2", "4.1": "4.1.2", "4.2": "4.2.2",
                                        "4.3": "4.3.1", "4.4": "4.4.0"}
-#: Feature levels set at format time: transaction.version 1 until minibroker speaks transactions V2 (KIP-890).
-DEFAULT_FEATURES: Mapping[str, int] = {"transaction.version": 1}
+#: Feature levels set at format time beyond Kafka's defaults: none (a 4.x StorageTool finalizes transaction.version
+#: 2, transactions V2, which minibroker speaks too).
+DEFAULT_FEATURES: Mapping[str, int] = {}
 #: What one node needs beyond Kafka's defaults: its internal topics cannot have 3 replicas on one broker.
 ONE_NODE: Mapping[str, str] = {
     "offsets.topic.replication.factor": "1",
