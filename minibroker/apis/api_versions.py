@@ -11,7 +11,6 @@ ranges are the node's release's (apis/releases.py), the finalized levels and the
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Callable
 from typing import Any
@@ -26,9 +25,6 @@ MIN_VERSION, MAX_VERSION = 0, 4
 
 FEATURES_FROM = 3  # KIP-584's tagged feature fields
 ALL_SUPPORTED_FEATURES_FROM = 4  # KIP-1022: v3 leaves out supported features whose range starts at 0
-#: Kafka's epoch is the offset its metadata log had reached; minibroker's starts at 0 and rises by one on each
-#: change (clients keep the finalized features of the highest epoch they have seen).
-FINALIZED_FEATURES_EPOCH = 0
 NO_FINALIZED_FEATURES_EPOCH = -1  # Kafka's UNKNOWN_FINALIZED_FEATURES_EPOCH, sent when nothing is finalized
 
 _SOFTWARE_NAME = r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?"
@@ -85,15 +81,6 @@ def _set_features(response: ApiVersionsResponse, ctx: RequestContext) -> None:
     versioned = all(release(node.release).features.versioned for node in ctx.cluster.nodes)
     response.finalized_features_epoch = levels.epoch if finalized or versioned else NO_FINALIZED_FEATURES_EPOCH
 
-
-@functools.cache
-def finalized_features(release_names: tuple[str, ...]) -> tuple[tuple[str, int], ...]:
-    """(name, level) of each feature the cluster finalizes: the lowest level its nodes' releases finalize, in the
-    first node's order; a feature some node's release lacks is not finalized (level 0 is not listed)."""
-    levels = [dict(release(name).features.finalized) for name in release_names]
-    first = release(release_names[0]).features.finalized if release_names else ()
-    return tuple((name, min(node.get(name, 0) for node in levels)) for name, _ in first
-                 if all(node.get(name, 0) > 0 for node in levels))
 
 
 def unsupported_version_response(release_name: str = LATEST) -> ApiVersionsResponse:
