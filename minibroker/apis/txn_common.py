@@ -6,8 +6,8 @@ from __future__ import annotations
 from ..core.acls import AclOperation, ResourceType
 from ..core.cluster import TRANSACTION_STATE_TOPIC, Cluster
 from ..protocol.errors import ErrorCode
-from .api_versions import finalized_features
 from .context import RequestContext
+from .feature_levels import feature_levels
 
 TRANSACTION_VERSION = "transaction.version"
 
@@ -19,9 +19,9 @@ def transaction_version(ctx: RequestContext) -> int:
 
 
 def cluster_transaction_version(cluster: Cluster) -> int:
-    """`transaction.version` as the cluster finalizes it: the lowest its nodes' releases finalize (0 when not)."""
-    finalized = finalized_features(tuple(node.release for node in cluster.nodes))
-    return dict(finalized).get(TRANSACTION_VERSION, 0)
+    """`transaction.version` as the cluster finalizes it now (0 when not): at start the lowest its nodes' releases
+    finalize or the level `--feature` chose, then as UpdateFeatures changed it (apis/feature_levels.py)."""
+    return feature_levels(cluster).level(TRANSACTION_VERSION)
 
 
 def coordinator_error(ctx: RequestContext, transactional_id: str) -> ErrorCode | None:
