@@ -17,7 +17,7 @@ cd "$ROOT"
 JAVA_CACHE="$ROOT/.cache/java"
 # Each Java client set: its folder under .cache/java, its pom, the jars it must bring (tests find them by name)
 JAVA_SETS=(
-    "4.3|tests/clients/java/pom.xml|kafka-clients kafka-streams rocksdbjni slf4j-api lz4-java snappy-java zstd-jni"
+    "4.3|tests/clients/java/pom.xml|kafka-clients kafka-streams rocksdbjni jackson-databind jackson-core jackson-annotations slf4j-api lz4-java snappy-java zstd-jni"
     "3.9|tests/clients/java/3.9/pom.xml|kafka-clients slf4j-api lz4-java snappy-java zstd-jni"
 )
 NODE_DIR="$ROOT/tests/clients/node"

@@ -7,10 +7,12 @@ environment variable is set: in CI a skipped client test would hide a broken ins
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
 import subprocess
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
@@ -27,11 +29,16 @@ JAVA_CURRENT = "4.3"
 JAVA_OLD = "3.9"
 #: The jars of each Java client set, each in .cache/java/<set>/<name>.jar.
 JAVA_SETS = {
-    JAVA_CURRENT: ("kafka-clients", "kafka-streams", "rocksdbjni", "slf4j-api", "lz4-java", "snappy-java", "zstd-jni"),
+    JAVA_CURRENT: ("kafka-clients", "kafka-streams", "rocksdbjni", "jackson-databind", "jackson-core",
+                   "jackson-annotations", "slf4j-api", "lz4-java", "snappy-java", "zstd-jni"),
     JAVA_OLD: ("kafka-clients", "slf4j-api", "lz4-java", "snappy-java", "zstd-jni"),
 }
-#: The Kafka Streams programs (tests/clients/java/streams), compiled only with a set that has kafka-streams.
-JAVA_STREAMS_SRC = JAVA_SRC / "streams"
+#: The programs that need the 4.x clients (Kafka Streams, 4.x-only Admin calls): tests/clients/java/v4, compiled
+#: only with the current set.
+JAVA_V4_SRC = JAVA_SRC / "v4"
+#: The compiled test programs, one folder per client set and content hash of sources and jars: javac runs once
+#: per change, not once per test module (it takes a minute on a loaded two-core machine).
+JAVA_CLASSES = ROOT / ".cache" / "java-classes"
 INSTALL_HINT = "run scripts/install-test-deps.sh"
 
 #: Default bound on one client program run, in seconds.
@@ -142,7 +149,7 @@ class JavaClients:
     """The test programs of tests/clients/java, compiled once into a temporary directory.
 
     `version` picks the client set: the current 4.3.x (default) or the old 3.9.1 (JAVA_OLD). The programs compile
-    against both; the Kafka Streams ones (tests/clients/java/streams) only against a set with kafka-streams.
+    against both, but those of tests/clients/java/v4 (Kafka Streams, 4.x-only Admin calls) only against 4.3.
     """
 
     #: JVM options for short-lived programs: quick start-up, little memory.
@@ -151,14 +158,27 @@ class JavaClients:
     def __init__(self, build_dir: Path, version: str = JAVA_CURRENT) -> None:
         jars = java_classpath(version)
         self.version = version
-        streams = "kafka-streams" in JAVA_SETS[version]
-        sources = sorted(str(p) for p in JAVA_SRC.rglob("*.java")
-                         if streams or JAVA_STREAMS_SRC not in p.parents)
+        sources = sorted(p for p in JAVA_SRC.rglob("*.java") if version == JAVA_CURRENT or JAVA_V4_SRC not in p.parents)
         lib_cp = os.pathsep.join(str(j) for j in jars)
-        build = run_client(["javac", "-encoding", "UTF-8", "-cp", lib_cp, "-d", str(build_dir), *sources],
-                           timeout=180)
-        assert build.returncode == 0, f"javac failed\n{build.describe()}"
-        self.classpath = os.pathsep.join([str(build_dir), lib_cp])
+        digest = hashlib.sha256(version.encode())
+        for path in [*sources, *jars]:
+            stat = path.stat()
+            digest.update(f"{path}\0{stat.st_size}\0{stat.st_mtime_ns}\0".encode())
+            if path.suffix == ".java":
+                digest.update(path.read_bytes())
+        classes = JAVA_CLASSES / f"{version}-{digest.hexdigest()[:20]}"
+        if not classes.is_dir():
+            build = run_client(["javac", "-encoding", "UTF-8", "-cp", lib_cp, "-d", str(build_dir),
+                                *(str(p) for p in sources)], timeout=300)
+            assert build.returncode == 0, f"javac failed\n{build.describe()}"
+            JAVA_CLASSES.mkdir(parents=True, exist_ok=True)
+            staging = Path(tempfile.mkdtemp(prefix=".staging-", dir=JAVA_CLASSES))
+            shutil.copytree(build_dir, staging, dirs_exist_ok=True)
+            try:
+                staging.rename(classes)  # atomic: a concurrent test worker may have put the same classes first
+            except OSError:
+                shutil.rmtree(staging, ignore_errors=True)
+        self.classpath = os.pathsep.join([str(classes), lib_cp])
 
     def run(self, broker: Any, main: str, *args: object, timeout: float = CLIENT_TIMEOUT) -> ClientRun:
         """Runs class `main` with the broker's bootstrap address followed by `args`."""
