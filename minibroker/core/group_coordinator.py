@@ -167,6 +167,16 @@ class Group:
         known = self.static_members.get(group_instance_id)
         return known is not None and known != member_id
 
+    def static_member_error(self, group_instance_id: str | None, member_id: str) -> ErrorCode:
+        """ClassicGroup.validateMember's instance check: an instance id the group does not know is
+        UNKNOWN_MEMBER_ID, one another member id holds FENCED_INSTANCE_ID."""
+        if group_instance_id is None:
+            return ErrorCode.NONE
+        known = self.static_members.get(group_instance_id)
+        if known is None:
+            return ErrorCode.UNKNOWN_MEMBER_ID
+        return ErrorCode.FENCED_INSTANCE_ID if known != member_id else ErrorCode.NONE
+
     def rebalance_timeout_ms(self) -> int:
         return max((m.rebalance_timeout_ms for m in self.members.values()), default=0)
 
@@ -642,8 +652,9 @@ class GroupCoordinator:
                       generation_id: int) -> tuple[ErrorCode, Member | None]:
         if group is None or group.state is GroupState.DEAD:
             return (ErrorCode.UNKNOWN_MEMBER_ID if group is None else ErrorCode.COORDINATOR_NOT_AVAILABLE), None
-        if group.is_static_member_fenced(group_instance_id, member_id):
-            return ErrorCode.FENCED_INSTANCE_ID, None
+        static_error = group.static_member_error(group_instance_id, member_id)
+        if static_error:
+            return static_error, None
         member = group.members.get(member_id)
         if member is None:
             return ErrorCode.UNKNOWN_MEMBER_ID, None
@@ -893,8 +904,9 @@ class GroupCoordinator:
     def _commit_allowed(group: Group, generation_id: int, member_id: str, group_instance_id: str | None) -> ErrorCode:
         if group.state is GroupState.DEAD:
             return ErrorCode.COORDINATOR_NOT_AVAILABLE
-        if group.is_static_member_fenced(group_instance_id, member_id):
-            return ErrorCode.FENCED_INSTANCE_ID
+        static_error = group.static_member_error(group_instance_id, member_id)
+        if static_error:
+            return static_error
         if generation_id < 0 and group.state is GroupState.EMPTY:
             return ErrorCode.NONE  # a group not managed by the coordinator (manual assignment)
         if group.state is GroupState.COMPLETING_REBALANCE:
