@@ -36,6 +36,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from minibroker.testing.process import stop_process  # noqa: E402
+from tests.reference.launcher import _die_with_parent  # noqa: E402
 
 CACHE = ROOT / ".cache"
 WHEELS = CACHE / "wheels"
@@ -236,7 +237,7 @@ def _kafka_command(name: str) -> tuple[list[str], int, Path]:
     try:
         subprocess.run([*java, "kafka.tools.StorageTool", "format", "--cluster-id", CLUSTER_ID, "--config",
                         str(config)], check=True, timeout=BROKER_START_TIMEOUT, stdout=subprocess.DEVNULL,
-                       stderr=subprocess.DEVNULL)
+                       stderr=subprocess.DEVNULL, preexec_fn=_die_with_parent)
     except BaseException:
         shutil.rmtree(directory, ignore_errors=True)
         raise
@@ -266,8 +267,9 @@ def start_broker(kind: str, name: str) -> Broker:
     else:
         raise ValueError(f"unknown broker {kind!r}")
     with open(log_path, "wb") as log_file:
+        # SIGKILLed if this process dies first (Linux), so no broker, a JVM above all, outlives a killed bench
         popen = subprocess.Popen(args, stdout=log_file, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                 cwd=ROOT, env=env)
+                                 cwd=ROOT, env=env, preexec_fn=_die_with_parent)
     broker = Broker(kind, port, popen, log_path, directory)
     try:
         deadline = time.monotonic() + BROKER_START_TIMEOUT

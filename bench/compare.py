@@ -363,11 +363,12 @@ def parse_consumer_perf(text: str) -> dict[str, float]:
 def kafka_tool(name: str, cls: str, args: list[str], log_name: str, timeout: float) -> str:
     """Runs one of Kafka's tools with the reference install's jars; its standard output (also kept in a log)."""
     command = ["java", *JVM_OPTS, f"-Dlog4j2.configurationFile={LOG4J2}", "-cp", TOOLS_CP, cls, *args]
-    proc = subprocess.run(command, capture_output=True, text=True, timeout=timeout, cwd=ROOT)
-    (LOG_DIR / f"{log_name}.{name}.log").write_text(proc.stdout + "\n--- stderr ---\n" + proc.stderr)
-    if proc.returncode:
-        raise RuntimeError(f"{name} exited with {proc.returncode}: {proc.stderr[-500:]}")
-    return proc.stdout
+    stdout, stderr = LOG_DIR / f"{log_name}.{name}.log", LOG_DIR / f"{log_name}.{name}.stderr.log"
+    with open(stdout, "wb") as out, open(stderr, "wb") as err:  # files: what it printed survives a timeout
+        code = subprocess.run(command, stdout=out, stderr=err, timeout=timeout, cwd=ROOT).returncode
+    if code:
+        raise RuntimeError(f"{name} exited with {code}: {stderr.read_text(errors='replace')[-500:]}")
+    return stdout.read_text(errors="replace")
 
 
 def tools_run(sizes: Sizes) -> Callable[[str, int], dict[str, Any]]:
@@ -561,6 +562,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--idle-wait", type=float,
                         help="wait at most this many seconds for an idle machine before each run (default 60; "
                              "--quick: 2, it measures nothing)")
+    parser.add_argument("--start-timeout", type=float, help="seconds a broker may take to start (default 300)")
     parser.add_argument("--typical-worker", nargs=3, metavar=("BOOTSTRAP", "TESTS", "RECORDS"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.typical_worker:
@@ -571,6 +573,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.rounds:
         sizes.rounds = args.rounds
     broker_module.QUIET_MAX_WAIT = args.idle_wait if args.idle_wait is not None else 2.0 if args.quick else 60.0
+    if args.start_timeout:
+        broker_module.BROKER_START_TIMEOUT = args.start_timeout
     brokers = tuple(args.brokers)
     out_dir = LOG_DIR if args.quick else RESULTS
     stem = "compare-quick" if args.quick else "compare"
