@@ -68,7 +68,7 @@ KAFKA_SHIPPED = {"offsets.topic.replication.factor": "1", "transaction.state.log
                  "num.partitions": "1"}
 
 BROKER_START_TIMEOUT = 300.0  # a JVM took over 120 s on a 2-core machine at load 30
-READY_TIMEOUT = 90.0  # client start-up (JVM included) and warm-up records
+READY_TIMEOUT = 240.0  # client start-up (JVM included) and warm-up records: over 90 s at load 30
 STOP_TIMEOUT = 10.0
 QUIET_CORES, QUIET_MAX_WAIT = 0.3, 60.0  # before each run, wait (bounded) until the machine is this idle
 
