@@ -350,13 +350,15 @@ def parse_producer_perf(text: str) -> dict[str, float]:
 
 
 def parse_consumer_perf(text: str) -> dict[str, float]:
-    """The CSV line under kafka-consumer-perf-test's header."""
+    """The CSV line under kafka-consumer-perf-test's header (the client's log lines may come between them)."""
     lines = [line.strip() for line in text.splitlines() if line.strip()]
-    for i, line in enumerate(lines[:-1]):
+    for i, line in enumerate(lines):
         if line.startswith("start.time"):
             header = [h.strip() for h in line.split(",")]
-            values = [v.strip() for v in lines[i + 1].split(",")]
-            return {h: float(v) for h, v in zip(header, values, strict=False) if re.fullmatch(r"-?[\d.]+", v)}
+            for row in lines[i + 1:]:
+                values = [v.strip() for v in row.split(",")]
+                if len(values) == len(header) and re.match(r"\d{4}-\d\d-\d\d", values[0]):
+                    return {h: float(v) for h, v in zip(header, values, strict=True) if re.fullmatch(r"-?[\d.]+", v)}
     return {}
 
 

@@ -23,6 +23,8 @@ PRODUCER_OUT = """\
 CONSUMER_OUT = """\
 start.time, end.time, data.consumed.in.MB, MB.sec, data.consumed.in.nMsg, nMsg.sec, rebalance.time.ms, \
 fetch.time.ms, fetch.MB.sec, fetch.nMsg.sec
+ (org.apache.kafka.common.config.AbstractConfig)
+* Set the consumer configuration group.protocol=consumer to try it out.
 2026-11-27 18:00:00:000, 2026-11-27 18:00:02:000, 286.1023, 143.0511, 300000, 150000.0000, 3012, 1988, \
 143.9146, 150905.4326
 """
@@ -38,7 +40,7 @@ def test_producer_perf_without_a_summary_line_gives_nothing() -> None:
     assert compare.parse_producer_perf(PRODUCER_OUT.splitlines()[0]) == {}
 
 
-def test_consumer_perf_csv_is_parsed_without_the_dates() -> None:
+def test_consumer_perf_csv_is_parsed_past_log_lines_without_the_dates() -> None:
     parsed = compare.parse_consumer_perf(CONSUMER_OUT)
     assert parsed["nMsg.sec"] == 150000.0
     assert parsed["data.consumed.in.nMsg"] == 300000.0
