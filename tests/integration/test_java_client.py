@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from tests.helpers import unique_topic
-from tests.integration.clients import JAVA_OLD, ClientRun, JavaClients, ok
+from tests.integration.clients import JAVA_CURRENT, ClientRun, JavaClients, ok
 
 pytestmark = pytest.mark.java
 
@@ -33,7 +33,7 @@ def value(i: int) -> str:
 @pytest.fixture(scope="module")
 def java(tmp_path_factory: pytest.TempPathFactory) -> JavaClients:
     """The Java test programs, compiled for this module."""
-    return JavaClients(Path(tmp_path_factory.mktemp("java-classes")), version=JAVA_OLD)  # 3.9: not yet run on 4.3
+    return JavaClients(Path(tmp_path_factory.mktemp("java-classes")), version=JAVA_CURRENT)
 
 
 def admin(java: JavaClients, broker: Any, *commands: str | list[str]) -> list[dict[str, Any]]:
