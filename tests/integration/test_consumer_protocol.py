@@ -162,9 +162,9 @@ def test_java_consumer_with_the_consumer_protocol(broker: BrokerThread, tmp_path
     """kafka-clients 3.9 speaks KIP-848 when asked (group.protocol=consumer, its AsyncKafkaConsumer)."""
     from pathlib import Path
 
-    from tests.integration.clients import JAVA_OLD, JavaClients
+    from tests.integration.clients import JAVA_CURRENT, JavaClients
 
-    java = JavaClients(Path(tmp_path_factory.mktemp("java-kip848")), version=JAVA_OLD)  # 3.9: not yet run on 4.3
+    java = JavaClients(Path(tmp_path_factory.mktemp("java-kip848")), version=JAVA_CURRENT)  # the 4.x AsyncKafkaConsumer
     target = _JavaTarget(broker)
     topic, group = unique_topic(), unique_topic("g")
     broker.create_topic(topic, 3)
