@@ -413,7 +413,7 @@ def latency_run(sizes: Sizes) -> Callable[[str, int], dict[str, Any]]:
                              ["--topic", "latency", "--num-records", str(sizes.latency_rate * sizes.latency_seconds),
                               "--record-size", str(produce.RECORD_SIZE), "--throughput", str(sizes.latency_rate),
                               "--producer-props", f"bootstrap.servers={broker.bootstrap_servers}", "acks=all"],
-                             name, 120 + 3 * sizes.latency_seconds)
+                             name, 300 + 3 * sizes.latency_seconds)
         parsed = parse_producer_perf(out)
         if not parsed:
             raise RuntimeError(f"no summary line in the tool's output: {out[-500:]}")
