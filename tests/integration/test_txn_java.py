@@ -27,7 +27,9 @@ FENCED = {"ProducerFencedException", "InvalidProducerEpochException"}
 @pytest.fixture(scope="module")
 def java(tmp_path_factory: pytest.TempPathFactory) -> JavaClients:
     """The Java test programs, compiled for this module."""
-    return JavaClients(Path(tmp_path_factory.mktemp("java-classes")), version=JAVA_OLD)  # 3.9: not yet run on 4.3
+    # 3.9: with 4.3.1 (Transactions V2) test_transaction_timeout_aborts gets InvalidTxnStateException for the
+    # commit after the timeout abort, not a fencing error; which of the two Kafka gives is not yet checked
+    return JavaClients(Path(tmp_path_factory.mktemp("java-classes")), version=JAVA_OLD)
 
 
 def scenario(java: JavaClients, broker: Any, *commands: str) -> list[dict[str, Any]]:
