@@ -35,7 +35,7 @@ KAFKA_4_3_SUPPORTED = {
 }
 KAFKA_4_3_FINALIZED = {
     "eligible.leader.replicas.version": 1, "group.version": 1, "metadata.version": 30, "share.version": 1,
-    "streams.version": 1, "transaction.version": 1,
+    "streams.version": 1, "transaction.version": 2,
 }
 
 

@@ -202,7 +202,7 @@ def test_create_describe_and_delete_acls_round_trip() -> None:
         creation(ALICE, Op.READ, "ord", pattern=Pattern.PREFIXED),
         creation(ALICE, Op.ALTER, "not-the-cluster", resource_type=Type.CLUSTER)]), 3, ADMIN)
     assert [(r.error_code, r.error_message) for r in created.results] == [
-        (0, None), (0, None), (0, None),
+        (0, ""), (0, ""), (0, ""),
         (ErrorCode.INVALID_REQUEST, "The only valid name for the CLUSTER resource is kafka-cluster")]
     described = call(c, describe_acls("orders", Pattern.MATCH), 3, ADMIN)
     assert described.error_code == 0

@@ -115,8 +115,9 @@ class ClientRun:
         """Command, exit code and the end of both output streams, for assertion messages."""
         text = (f"command: {' '.join(self.args)}\nexit code: {self.returncode}\n"
                 f"--- stdout (end) ---\n{self.stdout[-tail:]}\n--- stderr (end) ---\n{self.stderr[-tail:]}")
-        if self.broker is not None:
-            text += f"\n--- broker log (end) ---\n{self.broker.log_text()[-tail:]}"
+        log_text = getattr(self.broker, "log_text", None)  # an in-process broker (a thread) has no log file
+        if log_text is not None:
+            text += f"\n--- broker log (end) ---\n{log_text()[-tail:]}"
         return text
 
     def check(self) -> ClientRun:

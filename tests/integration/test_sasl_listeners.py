@@ -199,7 +199,9 @@ def test_the_java_client_produces_over_sasl_ssl_with_scram_and_plain(secure: Bro
     run = java.run(target, "ProduceRecords", "secured", 5, *(f"{k}={v}" for k, v in scram.items())).check()
     assert run.lines()[-1] == {"done": True, "sent": 5, "acked": 5, "failed": 0}, run.describe()
     wrong = {**scram, "sasl.jaas.config": scram["sasl.jaas.config"].replace("bob-secret", "nope"),
-             "delivery.timeout.ms": "8000", "max.block.ms": "8000", "request.timeout.ms": "5000"}
+             # generous: a loaded machine took more than 8 s for the JVM's TLS and SCRAM exchange, and the
+             # client then reported a metadata timeout instead of the authentication failure
+             "delivery.timeout.ms": "40000", "max.block.ms": "40000", "request.timeout.ms": "30000"}
     failed = java.run(target, "ProduceRecords", "secured", 1, *(f"{k}={v}" for k, v in wrong.items()))
     assert "SaslAuthenticationException" in failed.stdout + failed.stderr, failed.describe()
 
