@@ -17,7 +17,7 @@ from minibroker.protocol.messages import FetchRequest
 from minibroker.testing.embedded import BrokerThread, ClusterThread
 from minibroker.testing.wire import WireClient
 from tests.helpers import unique_topic
-from tests.integration.clients import JAVA_OLD, JavaClients
+from tests.integration.clients import JAVA_CURRENT, JavaClients
 
 FetchTopic = FetchRequest.FetchTopic
 FetchPartition = FetchTopic.FetchPartition
@@ -163,7 +163,7 @@ def test_a_full_cache_answers_without_a_session() -> None:
 
 @pytest.fixture(scope="module")
 def java(tmp_path_factory: pytest.TempPathFactory) -> JavaClients:
-    return JavaClients(Path(tmp_path_factory.mktemp("java-classes")), version=JAVA_OLD)  # 3.9: not yet run on 4.3
+    return JavaClients(Path(tmp_path_factory.mktemp("java-classes")), version=JAVA_CURRENT)
 
 
 @pytest.mark.java

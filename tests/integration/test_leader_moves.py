@@ -17,7 +17,7 @@ from minibroker.protocol.messages import (
 )
 from minibroker.testing.wire import WireClient
 from tests.helpers import unique_topic
-from tests.integration.clients import JAVA_OLD, JavaClients, ok
+from tests.integration.clients import JAVA_CURRENT, JavaClients, ok
 from tests.integration.test_wire_protocol import create_topic, produce_request
 
 _Topic = AlterPartitionReassignmentsRequest.ReassignableTopic
@@ -128,7 +128,7 @@ def test_electing_every_partition_reports_only_those_that_moved(cluster):
 
 @pytest.mark.java
 def test_java_admin_moves_a_leader(cluster, tmp_path: Path):
-    java = JavaClients(tmp_path, version=JAVA_OLD)  # 3.9: not yet run on 4.3
+    java = JavaClients(tmp_path, version=JAVA_CURRENT)
     topic = unique_topic("java-move")
     results = java.scenario(cluster, "AdminScenario", (
         ["create", topic, "1"], ["leader", topic, "0"]))
