@@ -20,7 +20,7 @@ from confluent_kafka.admin import AclBinding, AdminClient, NewTopic
 
 from minibroker.core.acls import STANDARD_AUTHORIZER
 from minibroker.testing.embedded import BrokerThread
-from tests.integration.clients import JAVA_OLD, JavaClients
+from tests.integration.clients import JAVA_CURRENT, JavaClients
 
 pytestmark = pytest.mark.java
 
@@ -37,7 +37,7 @@ def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerThread]:
 
 @pytest.fixture(scope="module")
 def java(tmp_path_factory: pytest.TempPathFactory) -> JavaClients:
-    return JavaClients(Path(tmp_path_factory.mktemp("java-classes")), version=JAVA_OLD)  # 3.9: not yet run on 4.3
+    return JavaClients(Path(tmp_path_factory.mktemp("java-classes")), version=JAVA_CURRENT)
 
 
 @pytest.fixture(scope="module")

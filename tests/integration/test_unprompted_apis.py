@@ -45,7 +45,7 @@ from minibroker.protocol.messages import (
 from minibroker.testing.process import BrokerProcess, start_broker
 from minibroker.testing.wire import WireClient
 from tests.helpers import unique_topic
-from tests.integration.clients import JAVA_OLD, JavaClients, ok
+from tests.integration.clients import JAVA_CURRENT, JavaClients, ok
 from tests.integration.test_wire_protocol import create_topic, produce_request
 
 DESCRIBE_ACLS, CREATE_ACLS, DELETE_ACLS, DESCRIBE_LOG_DIRS = 29, 30, 31, 35
@@ -296,7 +296,7 @@ def test_kafka_python_describes_log_dirs_and_gets_security_disabled_for_acls(bro
 def test_java_admin_describes_log_dirs_and_gets_security_disabled_for_acls(broker, tmp_path: Path):
     with WireClient(broker.host, broker.port) as wire:
         topic, batch_size = topic_with_one_batch(wire)
-    java = JavaClients(tmp_path, version=JAVA_OLD)  # 3.9: not yet run on 4.3
+    java = JavaClients(tmp_path, version=JAVA_CURRENT)
     log_dirs, describe, create, delete, sasl = java.scenario(broker, "UnpromptedApis", (
         "log-dirs 0", "describe-acls", f"create-acl {topic}", "delete-acls", "sasl-list-topics"))
     (log_dir,) = ok(log_dirs)["dirs"]
