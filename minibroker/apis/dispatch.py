@@ -89,8 +89,9 @@ def _skip_tagged_fields(frame: memoryview, pos: int) -> int:
 @functools.lru_cache(maxsize=1024)  # bounded: the version is the client's, not checked yet
 def _flexible_request(api_key: int, api_version: int) -> bool:
     """Whether the request header at this version carries tagged fields (header v2)."""
-    request_class = REQUESTS[api_key]
-    return bool(0 <= api_version <= request_class.max_version and request_class.flexible_version_q(api_version))
+    # From the version alone, as Kafka's ApiKeys.requestHeaderVersion: a version above every known one is read
+    # with a v2 header too (an ApiVersions v99 without its header's tagged fields is cut short and closed).
+    return bool(api_version >= 0 and REQUESTS[api_key].flexible_version_q(api_version))
 
 
 @functools.lru_cache(maxsize=1024)

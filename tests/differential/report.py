@@ -88,7 +88,8 @@ def coverage(kafka_version: str = DEFAULT_VERSION, scenarios: list[Scenario] | N
             goldens[scenario.name] = golden
     served = {key: (low, high) for key, low, high in advertised_ranges()}
     kafka = _kafka_ranges(goldens.get("api_versions"))
-    keys = set(served) | {step.api_key for scenario in scenarios for step in scenario.steps}
+    keys = set(served) | {key for scenario in scenarios for step in scenario.steps
+                          if (key := _known_key(step.sent)) is not None}
     rows = {key: ApiCoverage(key, REQUESTS[key].__name__.removesuffix("Request"), served.get(key), kafka.get(key))
             for key in sorted(keys)}
     fields = 0
@@ -97,11 +98,19 @@ def coverage(kafka_version: str = DEFAULT_VERSION, scenarios: list[Scenario] | N
         if golden is None:
             continue
         for step, recorded in zip(scenario.steps, golden.steps, strict=True):
-            row = rows[step.api_key]
-            (row.refused if refused(recorded) else row.answered).add(step.version)
             fields += leaf_count(recorded["answer"])
+            key = _known_key(step.sent)
+            if key is None or step.sent is None:  # a raw frame naming no API the codec knows
+                continue
+            row, version = rows[key], step.sent[1]
+            (row.refused if refused(recorded) else row.answered).add(version)
     return Coverage(kafka_version, len(scenarios), sum(1 for s in scenarios if s.xfail),
                     sum(len(s.steps) for s in scenarios), fields, len(goldens), list(rows.values()), ledger)
+
+
+def _known_key(sent: tuple[int, int] | None) -> int | None:
+    """The API key a step sends, where it is one of Kafka's (a raw step may send another)."""
+    return sent[0] if sent is not None and sent[0] in REQUESTS else None
 
 
 def _kafka_ranges(golden: Golden | None) -> dict[int, tuple[int, int]]:

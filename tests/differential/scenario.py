@@ -15,6 +15,18 @@ A scenario file (tests/differential/scenarios/<name>.json) holds:
                 "until": {"path": "topics[0].error_code", "equals": 0, "timeout_s": 60},
                 "expect": "answer"}]}               # or "closed": the broker closes the connection
 
+A raw step sends bytes the codec would not write: a request at a version it cannot encode, an unknown API key, a
+header cut short, a frame size over the broker's limit. Its "raw" is one of
+
+    {"api_key": 18, "api_version": 99, "body_hex": "00", "tagged_fields": true}   # a header (client id
+            # "differential-<connection>", a correlation id, the empty tagged-field section when
+            # "tagged_fields") followed by these body bytes, sent with its size prefix
+    {"frame_hex": "001200"}          # these bytes as the whole frame after its size prefix
+    {"frame_size": 104857601}        # only a size prefix saying this many bytes follow (none do)
+
+and its "api" and "version" say how the answer is decoded (e.g. ApiVersions v0, as Kafka answers an ApiVersions
+version it does not support); a raw step that expects "closed" needs neither. It has no "request".
+
 In a request, "${name}" is replaced by a var or an earlier capture (the value itself when it is the whole
 string); {"$batch": {...}} is a record batch built with minibroker.protocol.records.build_batch (records as
 [key, value] strings, timestamps pinned by the scenario) and {"$hex": "..."} raw bytes. Both brokers get
@@ -31,6 +43,7 @@ from __future__ import annotations
 import base64
 import json
 import re
+import struct
 import time
 import uuid
 from collections.abc import Callable
@@ -57,17 +70,41 @@ class Step:
     """One request of a scenario."""
 
     name: str
-    api: str
-    version: int
-    request: dict[str, Any]
+    api: str = ""
+    version: int = -1
+    request: dict[str, Any] = field(default_factory=dict)
     connection: str = "main"
     capture: dict[str, str] = field(default_factory=dict)
     until: dict[str, Any] | None = None
     expect: str = "answer"
+    raw: dict[str, Any] | None = None
 
     @property
     def api_key(self) -> int:
         return int(API_CLASSES[self.api].API_KEY)
+
+    @property
+    def sent(self) -> tuple[int, int] | None:
+        """The (API key, version) the step's request names, where it names one."""
+        if self.raw is None:
+            return self.api_key, self.version
+        if "api_key" in self.raw:
+            return int(self.raw["api_key"]), int(self.raw["api_version"])
+        return None
+
+    def raw_frame(self, client_id: str, correlation_id: int) -> bytes:
+        """A raw step's bytes on the wire, size prefix included."""
+        assert self.raw is not None
+        if "frame_size" in self.raw:
+            return struct.pack(">i", int(self.raw["frame_size"]))
+        if "frame_hex" in self.raw:
+            frame = bytes.fromhex(self.raw["frame_hex"])
+        else:
+            client = client_id.encode()
+            frame = struct.pack(">hhih", self.raw["api_key"], self.raw["api_version"], correlation_id, len(client))
+            frame += client + (b"\x00" if self.raw.get("tagged_fields") else b"") + bytes.fromhex(
+                self.raw.get("body_hex", ""))
+        return struct.pack(">i", len(frame)) + frame
 
 
 @dataclass
@@ -99,7 +136,9 @@ class Scenario:
         if len(set(names)) != len(names):
             raise ValueError(f"{path.name}: step names must be unique: {names}")
         for step in steps:
-            if step.api not in API_CLASSES:
+            if step.raw is not None:
+                _check_raw(path.name, step)
+            elif step.api not in API_CLASSES:
                 raise ValueError(f"{path.name}: step {step.name}: unknown API {step.api!r}")
             if step.expect not in ("answer", "closed"):
                 raise ValueError(f"{path.name}: step {step.name}: expect is 'answer' or 'closed'")
@@ -112,6 +151,22 @@ class Scenario:
         reference broker never meet an earlier run's topics (normalisation maps them back to ${name})."""
         suffix = uuid.uuid4().hex[:8]
         return {name: f"{prefix}-{suffix}" for name, prefix in self.vars.items()}
+
+
+_RAW_FORMS = ({"api_key", "api_version"}, {"frame_hex"}, {"frame_size"})
+_RAW_KEYS = {"api_key", "api_version", "body_hex", "tagged_fields", "frame_hex", "frame_size"}
+
+
+def _check_raw(file: str, step: Step) -> None:
+    assert step.raw is not None
+    where = f"{file}: step {step.name}"
+    if set(step.raw) - _RAW_KEYS or sum(1 for form in _RAW_FORMS if form <= set(step.raw)) != 1:
+        raise ValueError(f"{where}: raw is one of api_key/api_version[/body_hex/tagged_fields], frame_hex, "
+                         f"frame_size: {step.raw}")
+    if step.request or step.capture or step.until:
+        raise ValueError(f"{where}: a raw step has no request, capture or until")
+    if step.expect == "answer" and step.api not in API_CLASSES:
+        raise ValueError(f"{where}: a raw step expecting an answer names the API it is decoded as")
 
 
 def all_scenarios() -> list[Scenario]:
@@ -179,6 +234,8 @@ def listener_addresses(host: str, port: int) -> dict[str, tuple[str, int]]:
 
 def _run_step(step: Step, connect: Callable[[str], WireClient], values: dict[str, Any],
               connections: dict[str, WireClient]) -> Answer:
+    if step.raw is not None:
+        return _run_raw_step(step, connect, connections)
     request_class = API_CLASSES[step.api]
     deadline = time.monotonic() + float((step.until or {}).get("timeout_s", DEFAULT_UNTIL_TIMEOUT_S))
     attempts = 0
@@ -212,6 +269,32 @@ def _run_step(step: Step, connect: Callable[[str], WireClient], values: dict[str
     for name, path in step.capture.items():
         values[name] = lookup(response, path)  # as decoded: the codec encodes it back as it is
     return Answer(step, answer, False, sent_at_ms, attempts)
+
+
+RAW_CORRELATION_ID = 7
+
+
+def _run_raw_step(step: Step, connect: Callable[[str], WireClient], connections: dict[str, WireClient]) -> Answer:
+    """Send a raw step's bytes; the answer decoded as its api and version, or whether the broker closed."""
+    if step.connection not in connections:
+        connections[step.connection] = connect(step.connection)
+    wire = connections[step.connection]
+    sent_at_ms = int(time.time() * 1000)
+    try:
+        wire.send_raw(step.raw_frame(wire.client_id, RAW_CORRELATION_ID))
+        if step.expect == "closed":
+            closed = wire.is_closed_by_peer(timeout=10.0)
+        else:
+            frame = wire.read_frame()
+            _, response = wire.decode_response(frame, int(API_CLASSES[step.api].API_KEY), step.version)
+            return Answer(step, plain(response, step.version), False, sent_at_ms)
+    except TimeoutError:  # neither answered nor closed
+        closed = False
+    except OSError:  # reset, broken pipe, or closed before answering (ConnectionError)
+        closed = True
+    del connections[step.connection]
+    wire.close()
+    return Answer(step, None, closed, sent_at_ms)
 
 
 def check_followed(scenario: Scenario, answers: list[Answer]) -> None:

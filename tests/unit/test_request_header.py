@@ -43,3 +43,13 @@ def test_tagged_fields_running_past_the_frame_close_the_connection(tagged: bytes
     frame = memoryview(bytes(header(0, 9, b"c", tagged))[:-4])  # no body after the broken tagged fields
     with pytest.raises(CloseConnection):
         parse_header(frame)
+
+
+
+def test_an_api_versions_request_above_every_version_reads_a_v2_header_as_kafka_does() -> None:
+    # Kafka picks the header version from the request version alone (v3 and later: v2), known or not, so an
+    # ApiVersions v99 whose header has no tagged-field section is cut short and the connection is closed.
+    frame = header(18, 99, b"c", b"\x00")
+    assert bytes(frame[parse_header(frame).body_offset:]) == b"BODY"
+    with pytest.raises(CloseConnection):
+        parse_header(memoryview(bytes(header(18, 99, b"c"))[:-4]))
