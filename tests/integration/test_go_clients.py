@@ -6,7 +6,8 @@ by default, DescribeConfigs v0 always; kafka-go: Produce v2, Fetch v2, CreateTop
 them, as Kafka 4 does; a node speaking as 3.9 serves them as 3.9 did (Fetch v0-3 down-converted to message
 formats 0 and 1). Each old-client test names the API versions it will send and first checks that the 3.9
 profile serves them. The current clients negotiate versions with ApiVersions and run the idempotent and
-transactional producer, read_committed consumers, groups and admin calls.
+transactional producer, read_committed consumers, groups and admin calls; franz-go 1.22 runs transactions
+and an exactly-once copy with Transactions V2 on the `latest` node and V1 on the 3.9 one.
 
 The programs are built from tests/clients/go/old and tests/clients/go/current, each a module with its own
 go.mod and go.sum; `make test` (scripts/install-test-deps.sh) downloads the modules through the Go module
@@ -83,7 +84,7 @@ def require(versions: dict[int, int], profile: str = PROFILE) -> None:
 # --- the Go programs -------------------------------------------------------------------------------------
 
 GO_PROGRAMS = {"sarama_client": "old", "kafkago_client": "old",
-               "sarama_current": "current", "kafkago_current": "current"}
+               "sarama_current": "current", "kafkago_current": "current", "franz_current": "current"}
 
 
 @pytest.fixture(scope="session")
@@ -337,6 +338,47 @@ def test_current_sarama_group_and_admin(go_programs, broker_latest):
     run_go(sarama, broker_latest, "-mode", "produce", "-topic", topic, "-count", "2", "-prefix", "w")
     resumed = run_go(sarama, broker_latest, "-mode", "group", "-topic", topic, "-group", group, "-count", "2")
     assert sorted(resumed["values"]) == ["w0", "w1"]
+
+
+# --- franz-go ------------------------------------------------------------------------------------------
+
+#: What franz-go 1.22 sends for a transaction, by the transaction.version the node finalizes: V2 (KIP-890 part 2)
+#: adds partitions and the group's offsets implicitly and ends with EndTxn v5; V1 (a 3.9 node has no
+#: transaction.version) adds them explicitly and ends with EndTxn v4. Kafka 4.3.1 gives the same outcome.
+FRANZ_TXN_APIS = {
+    "latest": ({("END_TXN", 5), ("TXN_OFFSET_COMMIT", 5)}, {"ADD_PARTITIONS_TO_TXN", "ADD_OFFSETS_TO_TXN"}),
+    "3.9": ({("END_TXN", 4), ("TXN_OFFSET_COMMIT", 4), ("ADD_PARTITIONS_TO_TXN", 3), ("ADD_OFFSETS_TO_TXN", 4)},
+            set()),
+}
+
+
+@pytest.mark.parametrize("profile", ["latest", "3.9"])
+def test_franz_go_transactions_and_exactly_once_copy_by_transaction_version(go_programs, profile, request):
+    broker = request.getfixturevalue("broker_latest" if profile == "latest" else "broker_39")
+    franz = go_programs["franz_current"]
+    source, copy = unique_topic("franz-in"), unique_topic("franz-out")
+    broker.create_topic(source, partitions=1)
+    broker.create_topic(copy, partitions=1)
+    txn_id = unique_topic("franz-txn")
+    mark = len(broker.log_text())
+    for prefix, abort in (("c", False), ("a", True), ("d", False)):
+        outcome = run_go(franz, broker, "-mode", "txn", "-topic", source, "-count", "3", "-prefix", prefix,
+                         "-transactional-id", txn_id, *(["-abort"] if abort else []), timeout=90)
+        assert outcome == {"transaction": "aborted" if abort else "committed"}
+    committed = run_go(franz, broker, "-mode", "consume", "-topic", source, "-count", "6", "-read-committed",
+                       timeout=90)
+    # three records and a marker per transaction; read_committed skips the aborted ones and every marker
+    assert committed == {"values": ["c0", "c1", "c2", "d0", "d1", "d2"], "offsets": [0, 1, 2, 8, 9, 10]}
+    copied = run_go(franz, broker, "-mode", "copy", "-topic", source, "-to", copy, "-group", unique_topic("franz-g"),
+                    "-transactional-id", unique_topic("franz-copy"), "-count", "6", timeout=90)
+    assert copied == {"copied": 6}
+    output = run_go(franz, broker, "-mode", "consume", "-topic", copy, "-count", "6", "-read-committed", timeout=90)
+    assert output["values"] == ["C0", "C1", "C2", "D0", "D1", "D2"]
+    sent = sent_since(broker, mark)
+    expected, absent = FRANZ_TXN_APIS[profile]
+    assert expected <= sent, sorted(sent)
+    assert not {(api, v) for api, v in sent if api in absent}, sorted(sent)
+    assert not {v for api, v in sent if api == "END_TXN"} - {v for api, v in expected if api == "END_TXN"}
 
 
 @pytest.mark.parametrize("compression", ["none", "gzip", "snappy", "lz4", "zstd"])
