@@ -76,7 +76,7 @@ def _describe(ctx: RequestContext, group_id: str) -> Any:
         _Member(member_id=m.member_id, instance_id=m.instance_id, rack_id=m.rack_id, member_epoch=m.member_epoch,
                 client_id=m.client_id, client_host=m.client_host,
                 subscribed_topic_names=sorted(m.subscribed_topic_names),
-                subscribed_topic_regex=m.subscribed_topic_regex,
+                subscribed_topic_regex=m.subscribed_topic_regex or "",  # Kafka's member without one has ""
                 assignment=_assignment(ctx, m.assigned),
                 target_assignment=_assignment(ctx, group.target.get(m.member_id, {})),
                 member_type=MEMBER_TYPE_CLASSIC if m.classic is not None else MEMBER_TYPE_CONSUMER)

@@ -8,7 +8,11 @@ from minibroker.core.clock import ManualClock
 from minibroker.core.cluster import Cluster
 from minibroker.core.config import BrokerConfig
 from minibroker.protocol.errors import ErrorCode
-from minibroker.protocol.messages import ConsumerGroupHeartbeatRequest, JoinGroupRequest
+from minibroker.protocol.messages import (
+    ConsumerGroupDescribeRequest,
+    ConsumerGroupHeartbeatRequest,
+    JoinGroupRequest,
+)
 from tests.apis.authz import NOW, call
 
 
@@ -45,3 +49,11 @@ def test_classic_join_of_a_consumer_group_with_another_protocol_type_answers_the
                                       protocols=[JoinGroupRequest.JoinGroupRequestProtocol(name="x", metadata=b"\0")],
                                       reason=None), 9)
     assert (answer.error_code, answer.member_id) == (ErrorCode.INCONSISTENT_GROUP_PROTOCOL, "")
+
+
+def test_consumer_group_describe_gives_a_member_without_a_regex_an_empty_regex() -> None:
+    c = cluster_with_topic()
+    assert call(c, join_heartbeat("m1", []), 1).error_code == 0
+    for version in (0, 1):
+        answer = call(c, ConsumerGroupDescribeRequest(group_ids=["g"], include_authorized_operations=False), version)
+        assert answer.groups[0].members[0].subscribed_topic_regex == ""

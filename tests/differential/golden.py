@@ -27,7 +27,7 @@ from .scenario import Answer, Scenario, build, plain
 GOLDENS = Path(__file__).resolve().parent / "goldens"
 #: A folder of goldens is named after the Kafka release they were recorded from.
 _VERSION_DIR = re.compile(r"^\d+\.\d+\.\d+$")
-ANSWERED, CLOSED = "answered", "connection closed"
+ANSWERED, CLOSED, SENT = "answered", "connection closed", "sent: its answer is a later step's"
 #: Broker configs whose values name this run's ports and folders: left out of the provenance.
 RUN_DEPENDENT_CONFIGS = frozenset({"listeners", "advertised.listeners", "controller.quorum.voters", "log.dirs"})
 DEFAULT_CONFIG_SOURCE = 5
@@ -41,8 +41,9 @@ def scenario_digest(scenario: Scenario) -> str:
     digest only."""
     steps = [asdict(step) for step in scenario.steps]
     for step in steps:
-        if step["raw"] is None:
-            del step["raw"]  # the digests of scenarios without raw steps stay what they were
+        for key in ("raw", "answer_of"):
+            if step[key] is None:
+                del step[key]  # the digests of scenarios without them stay what they were
     content: dict[str, Any] = {"vars": scenario.vars, "steps": steps}
     if scenario.connections:  # only then: the digests of scenarios without them stay what they were
         content["connections"] = {name: asdict(spec) for name, spec in scenario.connections.items()}
@@ -54,6 +55,8 @@ def recorded_step(answer: Answer, normaliser: Normaliser) -> dict[str, Any]:
     step = answer.step
     if answer.closed:
         return {"name": step.name, "api": step.api, "version": step.version, "outcome": CLOSED, "answer": None}
+    if step.expect == "later":
+        return {"name": step.name, "api": step.api, "version": step.version, "outcome": SENT, "answer": None}
     if answer.response is None:  # neither answered nor closed in time (a raw step's read timed out)
         return {"name": step.name, "api": step.api, "version": step.version, "outcome": ANSWERED, "answer": None}
     return {"name": step.name, "api": step.api, "version": step.version, "outcome": ANSWERED,

@@ -14,6 +14,7 @@ equal whatever the actual values:
 - log directories (each broker's own folder) and their volume's size and free space (the host's)
 - this run's unique names (vars) back to ${name}
 - the order of arrays Kafka fills from a hash map (UNORDERED)
+- in a ListGroups answer, the groups that are not this run's (other scenarios' and other runs' on the same broker)
 - the request Kafka prints in an ACL API's authorization failure ("Request Request(processor=..., ...) needs
   ALTER permission.": its connection, session object and buffers)
 
@@ -48,6 +49,9 @@ UNORDERED: dict[tuple[str, str], str | tuple[str, ...]] = {
     ("AlterReplicaLogDirs", "results.partitions"): "partition_index",
     # GroupCoordinatorService answers groups per __consumer_offsets partition, the partitions from a hash map
     ("DescribeGroups", "groups"): "group_id",
+    ("ListGroups", "groups"): "group_id",
+    ("ConsumerGroupDescribe", "groups"): "group_id",
+    ("JoinGroup", "members"): "member_id",  # ClassicGroup's members: a HashMap by member id
     ("DeleteGroups", "results"): "group_id",
     ("DescribeProducers", "topics.partitions.active_producers"): "producer_id",  # ProducerStateManager's map
     # DescribeAclsResponse.aclsResources groups the bindings by pattern with Collectors.groupingBy (a HashMap)
@@ -80,6 +84,10 @@ class Normaliser:
 
     def answer(self, api: str, response: dict[str, Any], sent_at_ms: int) -> dict[str, Any]:
         """A normalised copy of one decoded answer (plain values, see scenario.plain)."""
+        if api == "ListGroups" and isinstance(response.get("groups"), list):
+            ours = set(self.names.values())
+            response = {**response, "groups": [group for group in response["groups"]
+                                               if isinstance(group, dict) and group.get("group_id") in ours]}
         result = self._walk(api, "", None, response, sent_at_ms)
         assert isinstance(result, dict)
         return result

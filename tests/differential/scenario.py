@@ -27,6 +27,10 @@ header cut short, a frame size over the broker's limit. Its "raw" is one of
 and its "api" and "version" say how the answer is decoded (e.g. ApiVersions v0, as Kafka answers an ApiVersions
 version it does not support); a raw step that expects "closed" needs neither. It has no "request".
 
+A step that "expect"s "later" sends its request without waiting for the answer (a JoinGroup the coordinator holds
+until the other members rejoin); a later step {"name": ..., "answer_of": "<that step>"} reads it from the same
+connection, decoded as that step's api and version, and no step in between uses that connection.
+
 In a request, "${name}" is replaced by a var or an earlier capture (the value itself when it is the whole
 string); {"$batch": {...}} is a record batch built with minibroker.protocol.records.build_batch (records as
 [key, value] strings, timestamps pinned by the scenario) and {"$hex": "..."} raw bytes. Both brokers get
@@ -78,6 +82,7 @@ class Step:
     until: dict[str, Any] | None = None
     expect: str = "answer"
     raw: dict[str, Any] | None = None
+    answer_of: str | None = None
 
     @property
     def api_key(self) -> int:
@@ -85,7 +90,10 @@ class Step:
 
     @property
     def sent(self) -> tuple[int, int] | None:
-        """The (API key, version) the step's request names, where it names one."""
+        """The (API key, version) the step's request names, where it names one (a step reading an earlier one's
+        answer stands for it)."""
+        if self.expect == "later":
+            return None
         if self.raw is None:
             return self.api_key, self.version
         if "api_key" in self.raw:
@@ -135,13 +143,17 @@ class Scenario:
         names = [step.name for step in steps]
         if len(set(names)) != len(names):
             raise ValueError(f"{path.name}: step names must be unique: {names}")
-        for step in steps:
+        for index, step in enumerate(steps):
+            if step.answer_of is not None:
+                _link_answer_of(path.name, steps, index)
             if step.raw is not None:
                 _check_raw(path.name, step)
             elif step.api not in API_CLASSES:
                 raise ValueError(f"{path.name}: step {step.name}: unknown API {step.api!r}")
-            if step.expect not in ("answer", "closed"):
-                raise ValueError(f"{path.name}: step {step.name}: expect is 'answer' or 'closed'")
+            if step.expect not in ("answer", "closed", "later"):
+                raise ValueError(f"{path.name}: step {step.name}: expect is 'answer', 'closed' or 'later'")
+            if step.expect == "later" and not any(other.answer_of == step.name for other in steps[index:]):
+                raise ValueError(f"{path.name}: step {step.name}: no later step reads its answer (answer_of)")
         connections = {name: Connection(**spec) for name, spec in data.get("connections", {}).items()}
         return cls(path.stem, data.get("description", ""), steps, data.get("vars", {}), data.get("xfail"),
                    connections)
@@ -151,6 +163,20 @@ class Scenario:
         reference broker never meet an earlier run's topics (normalisation maps them back to ${name})."""
         suffix = uuid.uuid4().hex[:8]
         return {name: f"{prefix}-{suffix}" for name, prefix in self.vars.items()}
+
+
+def _link_answer_of(file: str, steps: list[Step], index: int) -> None:
+    """A step reading an earlier one's answer: checked, and given that step's api, version and connection."""
+    step = steps[index]
+    sent = next((i for i, other in enumerate(steps[:index]) if other.name == step.answer_of), None)
+    if sent is None or steps[sent].expect != "later":
+        raise ValueError(f"{file}: step {step.name}: answer_of names no earlier step that expects 'later'")
+    if step.api or step.request or step.raw or step.until or step.expect != "answer":
+        raise ValueError(f"{file}: step {step.name}: a step with answer_of has only a name and captures")
+    between = [other.name for other in steps[sent + 1:index] if other.connection == steps[sent].connection]
+    if between:
+        raise ValueError(f"{file}: step {step.name}: {between} use the connection its answer comes on")
+    step.api, step.version, step.connection = steps[sent].api, steps[sent].version, steps[sent].connection
 
 
 _RAW_FORMS = ({"api_key", "api_version"}, {"frame_hex"}, {"frame_size"})
@@ -236,6 +262,8 @@ def _run_step(step: Step, connect: Callable[[str], WireClient], values: dict[str
               connections: dict[str, WireClient]) -> Answer:
     if step.raw is not None:
         return _run_raw_step(step, connect, connections)
+    if step.answer_of is not None:
+        return _read_answer(step, connections, values)
     request_class = API_CLASSES[step.api]
     deadline = time.monotonic() + float((step.until or {}).get("timeout_s", DEFAULT_UNTIL_TIMEOUT_S))
     attempts = 0
@@ -246,6 +274,9 @@ def _run_step(step: Step, connect: Callable[[str], WireClient], values: dict[str
         wire = connections[step.connection]
         request = build(request_class, substitute(step.request, values))
         sent_at_ms = int(time.time() * 1000)
+        if step.expect == "later":
+            wire.send_raw(wire.encode_request(request, step.version))
+            return Answer(step, None, False, sent_at_ms, attempts)
         if step.expect == "closed":
             try:
                 wire.send_raw(wire.encode_request(request, step.version))
@@ -269,6 +300,21 @@ def _run_step(step: Step, connect: Callable[[str], WireClient], values: dict[str
     for name, path in step.capture.items():
         values[name] = lookup(response, path)  # as decoded: the codec encodes it back as it is
     return Answer(step, answer, False, sent_at_ms, attempts)
+
+
+def _read_answer(step: Step, connections: dict[str, WireClient], values: dict[str, Any]) -> Answer:
+    """The answer to an earlier step sent without waiting (expect "later"), read from its connection."""
+    wire = connections[step.connection]
+    sent_at_ms = int(time.time() * 1000)
+    try:
+        _, response = wire.decode_response(wire.read_frame(), step.api_key, step.version)
+    except ConnectionError:
+        del connections[step.connection]
+        wire.close()
+        return Answer(step, None, True, sent_at_ms)
+    for name, path in step.capture.items():
+        values[name] = lookup(response, path)
+    return Answer(step, plain(response, step.version), False, sent_at_ms)
 
 
 RAW_CORRELATION_ID = 7
