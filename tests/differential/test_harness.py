@@ -13,7 +13,7 @@ from tests.reference.launcher import ReferenceKafka, ReferenceUnavailable
 
 from .compare import Difference, LedgerEntry, differences, judge, load_ledger
 from .normalise import TIMESTAMP_TOLERANCE_MS, Normaliser
-from .scenario import API_CLASSES, Scenario, all_scenarios, build, lookup, substitute
+from .scenario import API_CLASSES, Scenario, Step, all_scenarios, build, lookup, substitute
 from .test_cli_tools import TOOLS
 
 NOW_MS = 1_800_000_000_000  # pinned: the normaliser compares timestamps with the step's send time
@@ -155,3 +155,31 @@ def test_every_api_the_codec_knows_can_be_named_in_a_scenario() -> None:
 def test_a_release_not_installed_is_unavailable_not_started() -> None:
     with pytest.raises(ReferenceUnavailable, match="0.0.1"):
         ReferenceKafka.start("0.0.1")
+
+
+def test_a_raw_step_sends_its_header_and_body_or_its_frame_as_given() -> None:
+    header = Step("s", raw={"api_key": 18, "api_version": 99, "tagged_fields": True, "body_hex": "00"})
+    assert header.raw_frame("c", 7) == bytes.fromhex("0000000d" "0012" "0063" "00000007" "0001" "63" "00" "00")
+    assert header.sent == (18, 99)
+    assert Step("s", raw={"frame_hex": "001200"}).raw_frame("c", 7) == bytes.fromhex("00000003001200")
+    assert Step("s", raw={"frame_size": 104857601}).raw_frame("c", 7) == bytes.fromhex("06400001")
+
+
+def _write_scenario(tmp_path: Path, steps: list[dict[str, object]]) -> Path:
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps({"steps": steps}))
+    return path
+
+
+def test_a_step_sent_for_later_needs_a_later_step_reading_its_answer_on_a_quiet_connection(tmp_path: Path) -> None:
+    join = {"name": "join", "api": "Heartbeat", "version": 4, "connection": "b", "expect": "later",
+            "request": {"group_id": "g", "generation_id": 1, "member_id": "m", "group_instance_id": None}}
+    other = {**join, "name": "other", "expect": "answer"}
+    with pytest.raises(ValueError, match="no later step reads"):
+        Scenario.load(_write_scenario(tmp_path, [join]))
+    with pytest.raises(ValueError, match="use the connection"):
+        Scenario.load(_write_scenario(tmp_path, [join, other, {"name": "read", "answer_of": "join"}]))
+    loaded = Scenario.load(_write_scenario(tmp_path, [join, {"name": "read", "answer_of": "join"}]))
+    read = loaded.steps[1]
+    assert (read.api, read.version, read.connection, read.sent) == ("Heartbeat", 4, "b", (12, 4))
+    assert loaded.steps[0].sent is None  # the reading step stands for it in the report
