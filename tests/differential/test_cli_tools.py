@@ -44,9 +44,11 @@ pytestmark = [pytest.mark.reference, pytest.mark.timeout(600)]
 CLIENTS = Path(__file__).resolve().parent / "clients"
 RUNNER_SOURCE = CLIENTS / "ToolRunner.java"
 TOOLS_LOG4J2 = CLIENTS / "tools-log4j2.properties"
+COMMAND_CONFIG = CLIENTS / "tools-command.properties"
 TOOLS_TIMEOUT_S = 400.0  # both JVMs, every tool: about 100 s on a loaded 2-core machine
-#: JVM options for short-lived tools: quick start-up, little memory.
-JVM_OPTS = ("-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xmx512m")
+#: JVM options for short-lived tools: quick start-up, little memory; ToolRunner runs the shutdown hooks a tool
+#: adds when it ends, which it finds in java.lang.
+JVM_OPTS = ("-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xmx512m", "--add-opens=java.base/java.lang=ALL-UNNAMED")
 TIMESTAMP_TOLERANCE_MS = 10 * 60 * 1000
 NODE_FIELDS = frozenset({"Leader", "Replicas", "Isr", "Coordinator", "CoordinatorId", "broker", "node"})
 _STACK_FRAME = re.compile(r"^\s+(at |\.\.\. \d+ more)")
@@ -59,14 +61,25 @@ class Names:
     topic: str
     group: str
     txn: str
+    user: str
 
     @classmethod
     def fresh(cls) -> Names:
         run = uuid.uuid4().hex[:8]
-        return cls(f"cli-topic-{run}", f"cli-group-{run}", f"cli-txn-{run}")
+        return cls(f"cli-topic-{run}", f"cli-group-{run}", f"cli-txn-{run}", f"cli-user-{run}")
+
+    @property
+    def open_txn(self) -> str:
+        """The transactional id left open on partition 2 for find-hanging and abort."""
+        return self.txn + "-open"
+
+    @property
+    def offsets_file(self) -> Path:
+        """kafka-delete-records' --offset-json-file: partition 1 up to offset 2 (written by `make_data`)."""
+        return Path(tempfile.gettempdir()) / f"{self.topic}-delete-records.json"
 
     def placeholders(self) -> dict[str, str]:
-        return {self.topic: "${topic}", self.group: "${group}", self.txn: "${txn}"}
+        return {self.topic: "${topic}", self.group: "${group}", self.txn: "${txn}", self.user: "${user}"}
 
 
 @dataclass(frozen=True)
@@ -77,6 +90,8 @@ class Tool:
     main: str
     args: Callable[[str, int, Names], list[str]]  # (bootstrap, node id, names) -> arguments
     parse: Callable[[str], dict[str, Any]]
+    #: The answer lists every group of the cluster: keep only this run's (the shared Kafka has others').
+    this_run_only: bool = False
 
 
 @dataclass(frozen=True)
@@ -194,12 +209,38 @@ def parse_log_dirs(text: str) -> dict[str, Any]:
     return fields
 
 
-def _bootstrap_only(bootstrap: str, node: int, names: Names) -> list[str]:
-    return ["--bootstrap-server", bootstrap]
+def parse_names(text: str) -> dict[str, Any]:
+    """One name per line (consumer-groups --list): keyed by the name, as the order is the broker's map's."""
+    return {f"name {line.strip()}": line.strip() for line in _lines(text)}
+
+
+def parse_sorted_lines(text: str) -> dict[str, Any]:
+    """Lines keyed by themselves: the console consumer prints partitions in the order its fetches returned."""
+    return {line: True for line in _lines(text)}
+
+
+def _api_versions(bootstrap: str, node: int, names: Names) -> list[str]:
+    """With a longer request timeout: the tool's own is 5 s, which a cold JVM on a loaded machine exceeded
+    against Kafka ("Request METADATA failed on brokers")."""
+    return ["--bootstrap-server", bootstrap, "--command-config", str(COMMAND_CONFIG)]
+
+
+def _entity(bootstrap: str, entity_type: str, name: str, *command: str) -> list[str]:
+    return ["--bootstrap-server", bootstrap, *command, "--entity-type", entity_type, "--entity-name", name]
+
+
+CONFIGS = "kafka.admin.ConfigCommand"
+TOPICS = "org.apache.kafka.tools.TopicCommand"
+ACLS = "org.apache.kafka.tools.AclCommand"
+GROUPS = "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand"
+TRANSACTIONS = "org.apache.kafka.tools.TransactionsCommand"
+ELECTION = "org.apache.kafka.tools.LeaderElectionCommand"
+#: Partition 2 holds two committed records and their marker (offsets 0-2): the open transaction starts at 3.
+OPEN_TXN_START_OFFSET = 3
 
 
 TOOLS: list[Tool] = [
-    Tool("cli:kafka-broker-api-versions", "org.apache.kafka.tools.BrokerApiVersionsCommand", _bootstrap_only,
+    Tool("cli:kafka-broker-api-versions", "org.apache.kafka.tools.BrokerApiVersionsCommand", _api_versions,
          parse_api_versions),
     Tool("cli:kafka-features-describe", "org.apache.kafka.tools.FeatureCommand",
          lambda b, n, names: ["--bootstrap-server", b, "describe"], parse_features),
@@ -233,6 +274,110 @@ TOOLS: list[Tool] = [
          lambda b, n, names: ["--bootstrap-server", b, "--topic", names.topic, "--time", "-2"], parse_offsets),
     Tool("cli:kafka-log-dirs-describe", "org.apache.kafka.tools.LogDirsCommand",
          lambda b, n, names: ["--bootstrap-server", b, "--describe", "--topic-list", names.topic], parse_log_dirs),
+    # ---- from here on tools change state: each runs after every tool that reads what it changes ----
+    Tool("cli:kafka-topics-create", TOPICS,
+         lambda b, n, names: ["--bootstrap-server", b, "--create", "--topic", names.topic + "-2", "--partitions", "2",
+                              "--replication-factor", "1", "--config", "retention.ms=600000"], parse_message),
+    Tool("cli:kafka-topics-create-existing", TOPICS,
+         lambda b, n, names: ["--bootstrap-server", b, "--create", "--topic", names.topic + "-2", "--partitions", "2"],
+         parse_message),
+    Tool("cli:kafka-topics-alter-partitions", TOPICS,
+         lambda b, n, names: ["--bootstrap-server", b, "--alter", "--topic", names.topic + "-2", "--partitions", "4"],
+         parse_message),
+    Tool("cli:kafka-topics-alter-fewer-partitions", TOPICS,
+         lambda b, n, names: ["--bootstrap-server", b, "--alter", "--topic", names.topic + "-2", "--partitions", "1"],
+         parse_message),
+    Tool("cli:kafka-topics-list", TOPICS, lambda b, n, names: ["--bootstrap-server", b, "--list"], parse_names,
+         this_run_only=True),
+    Tool("cli:kafka-topics-describe-created", TOPICS,
+         lambda b, n, names: ["--bootstrap-server", b, "--describe", "--topic", names.topic + "-2"],
+         parse_topic_describe),
+    Tool("cli:kafka-configs-alter-topic", CONFIGS,
+         lambda b, n, names: _entity(b, "topics", names.topic + "-2", "--alter", "--add-config",
+                                     "max.message.bytes=2000000", "--delete-config", "retention.ms"), parse_message),
+    Tool("cli:kafka-configs-alter-topic-unknown-config", CONFIGS,
+         lambda b, n, names: _entity(b, "topics", names.topic + "-2", "--alter", "--add-config", "no.such.config=1"),
+         parse_message),
+    Tool("cli:kafka-configs-describe-topic", CONFIGS,
+         lambda b, n, names: _entity(b, "topics", names.topic + "-2", "--describe"), parse_configs),
+    Tool("cli:kafka-topics-delete", TOPICS,
+         lambda b, n, names: ["--bootstrap-server", b, "--delete", "--topic", names.topic + "-2"], parse_message),
+    Tool("cli:kafka-acls-add", ACLS,
+         lambda b, n, names: ["--bootstrap-server", b, "--add", "--allow-principal", f"User:{names.user}",
+                              "--operation", "Read", "--topic", names.topic], parse_message),
+    Tool("cli:kafka-acls-list-topic", ACLS,
+         lambda b, n, names: ["--bootstrap-server", b, "--list", "--topic", names.topic], parse_message),
+    Tool("cli:kafka-acls-remove", ACLS,
+         lambda b, n, names: ["--bootstrap-server", b, "--remove", "--allow-principal", f"User:{names.user}",
+                              "--operation", "Read", "--topic", names.topic, "--force"], parse_message),
+    Tool("cli:kafka-configs-describe-user", CONFIGS, lambda b, n, names: _entity(b, "users", names.user, "--describe"),
+         parse_message),
+    Tool("cli:kafka-configs-alter-user-scram", CONFIGS,
+         lambda b, n, names: _entity(b, "users", names.user, "--alter", "--add-config",
+                                     "SCRAM-SHA-256=[iterations=8192,password=cli-secret]"), parse_message),
+    Tool("cli:kafka-configs-alter-user-quota", CONFIGS,
+         lambda b, n, names: _entity(b, "users", names.user, "--alter", "--add-config", "producer_byte_rate=1048576"),
+         parse_message),
+    Tool("cli:kafka-configs-describe-user-after", CONFIGS,
+         lambda b, n, names: _entity(b, "users", names.user, "--describe"), parse_message),
+    Tool("cli:kafka-configs-describe-group", CONFIGS,
+         lambda b, n, names: _entity(b, "groups", names.group, "--describe"), parse_configs),
+    Tool("cli:kafka-configs-alter-group", CONFIGS,
+         lambda b, n, names: _entity(b, "groups", names.group, "--alter", "--add-config",
+                                     "consumer.session.timeout.ms=50000"), parse_message),
+    Tool("cli:kafka-configs-alter-group-unknown-config", CONFIGS,
+         lambda b, n, names: _entity(b, "groups", names.group, "--alter", "--add-config", "retention.ms=1"),
+         parse_message),
+    Tool("cli:kafka-configs-describe-all-group", CONFIGS,
+         lambda b, n, names: _entity(b, "groups", names.group, "--describe", "--all"), parse_configs),
+    Tool("cli:kafka-consumer-groups-list", GROUPS, lambda b, n, names: ["--bootstrap-server", b, "--list"],
+         parse_names, this_run_only=True),
+    Tool("cli:kafka-consumer-groups-list-state", GROUPS,
+         lambda b, n, names: ["--bootstrap-server", b, "--list", "--state", "--type"],
+         lambda text: parse_table(text, ("GROUP",)), this_run_only=True),
+    Tool("cli:kafka-groups-list", "org.apache.kafka.tools.GroupsCommand",
+         lambda b, n, names: ["--bootstrap-server", b, "--list"], lambda text: parse_table(text, ("GROUP",)),
+         this_run_only=True),
+    Tool("cli:kafka-console-consumer", "org.apache.kafka.tools.consumer.ConsoleConsumer",
+         lambda b, n, names: ["--bootstrap-server", b, "--topic", names.topic, "--from-beginning", "--max-messages",
+                              "10", "--group", names.group + "-console", "--timeout-ms", "60000",
+                              "--isolation-level", "read_committed",
+                              *(arg for prop in ("print.key", "print.partition", "print.offset")
+                                for arg in ("--formatter-property", f"{prop}=true"))], parse_sorted_lines),
+    Tool("cli:kafka-consumer-groups-reset-offsets-dry-run", GROUPS,
+         lambda b, n, names: ["--bootstrap-server", b, "--reset-offsets", "--group", names.group, "--topic",
+                              names.topic, "--to-earliest", "--dry-run"],
+         lambda text: parse_table(text, ("TOPIC", "PARTITION"))),
+    Tool("cli:kafka-consumer-groups-reset-offsets-execute", GROUPS,
+         lambda b, n, names: ["--bootstrap-server", b, "--reset-offsets", "--group", names.group, "--topic",
+                              names.topic + ":0", "--to-offset", "2", "--execute"],
+         lambda text: parse_table(text, ("TOPIC", "PARTITION"))),
+    Tool("cli:kafka-consumer-groups-describe-after-reset", GROUPS,
+         lambda b, n, names: ["--bootstrap-server", b, "--describe", "--group", names.group],
+         lambda text: parse_table(text, ("TOPIC", "PARTITION"))),
+    Tool("cli:kafka-transactions-find-hanging", TRANSACTIONS,
+         lambda b, n, names: ["--bootstrap-server", b, "find-hanging", "--topic", names.topic,
+                              "--max-transaction-timeout", "0"], parse_table),
+    Tool("cli:kafka-transactions-abort", TRANSACTIONS,
+         lambda b, n, names: ["--bootstrap-server", b, "abort", "--topic", names.topic, "--partition", "2",
+                              "--start-offset", str(OPEN_TXN_START_OFFSET)], parse_message),
+    Tool("cli:kafka-transactions-describe-producers-after-abort", TRANSACTIONS,
+         lambda b, n, names: ["--bootstrap-server", b, "describe-producers", "--topic", names.topic,
+                              "--partition", "2"], parse_table),
+    Tool("cli:kafka-delete-records", "org.apache.kafka.tools.DeleteRecordsCommand",
+         lambda b, n, names: ["--bootstrap-server", b, "--offset-json-file", str(names.offsets_file)], parse_message),
+    Tool("cli:kafka-get-offsets-earliest-after-delete", "org.apache.kafka.tools.GetOffsetShell",
+         lambda b, n, names: ["--bootstrap-server", b, "--topic", names.topic, "--time", "-2"], parse_offsets),
+    Tool("cli:kafka-leader-election-preferred", ELECTION,
+         lambda b, n, names: ["--bootstrap-server", b, "--election-type", "preferred", "--topic", names.topic,
+                              "--partition", "0"], parse_message),
+    Tool("cli:kafka-leader-election-unclean", ELECTION,
+         lambda b, n, names: ["--bootstrap-server", b, "--election-type", "unclean", "--topic", names.topic,
+                              "--partition", "1"], parse_message),
+    Tool("cli:kafka-consumer-groups-delete", GROUPS,
+         lambda b, n, names: ["--bootstrap-server", b, "--delete", "--group", names.group], parse_message),
+    Tool("cli:kafka-consumer-groups-delete-missing", GROUPS,
+         lambda b, n, names: ["--bootstrap-server", b, "--delete", "--group", names.group], parse_message),
 ]
 #: Differences known and owned elsewhere, each a strict xfail until its owner's change lands.
 PENDING: dict[str, str] = {
@@ -296,8 +441,11 @@ class ToolNormaliser:
         return self.text(text) if isinstance(value, str) else value
 
     def output(self, tool: Tool, output: Output) -> dict[str, Any]:
-        return {"exit": output.exit, "stdout": self.walk(tool.parse(output.out)),
-                "stderr": self.walk(parse_message(output.err))}
+        stdout = self.walk(tool.parse(output.out))
+        if tool.this_run_only:  # a row or name of another run's group has no placeholder
+            stdout = {key: value for key, value in stdout.items()
+                      if not key.startswith(("row ", "name ")) or "${" in key}
+        return {"exit": output.exit, "stdout": stdout, "stderr": self.walk(parse_message(output.err))}
 
 
 # ---- running ----
@@ -358,6 +506,23 @@ def make_data(bootstrap: str, names: Names) -> None:
         commit_when_the_coordinator_is_ready(consumer)
     finally:
         consumer.close()
+    names.offsets_file.write_text(json.dumps({"version": 1, "partitions": [
+        {"topic": names.topic, "partition": 1, "offset": 2}]}))
+
+
+def open_transaction(bootstrap: str, names: Names) -> Any:
+    """A transaction left open on partition 2 (one record at OPEN_TXN_START_OFFSET) for find-hanging and abort;
+    the caller holds the producer until the tools ran. Its timeout is Kafka's largest, so that no coordinator
+    aborts it while the tools run."""
+    from confluent_kafka import Producer
+
+    producer = Producer({"bootstrap.servers": bootstrap, "transactional.id": names.open_txn,
+                         "transaction.timeout.ms": 900000})
+    producer.init_transactions(60)
+    producer.begin_transaction()
+    producer.produce(names.topic, b"open", partition=2)
+    assert producer.flush(60) == 0
+    return producer
 
 
 def commit_when_the_coordinator_is_ready(consumer: Any, timeout_s: float = 60.0) -> None:
@@ -411,10 +576,13 @@ def compared(kafka_reference: Any, minibroker_process: BrokerProcess) -> Compare
         compiling = pool.submit(_build_runner, Path(build), jars)
         for bootstrap, _ in brokers:
             make_data(bootstrap, names)
+        open_producers = [open_transaction(bootstrap, names) for bootstrap, _ in brokers]
         classpath = compiling.result()
         now_ms = int(time.time() * 1000)
         runs = [pool.submit(run_tools, classpath, bootstrap, node, names) for bootstrap, node in brokers]
         outputs = [run.result() for run in runs]
+        del open_producers  # held until the tools ran
+        names.offsets_file.unlink(missing_ok=True)
     normalised = [[ToolNormaliser(bootstrap, node, names, now_ms).output(tool, output)
                    for tool, output in zip(TOOLS, per_broker, strict=True)]
                   for (bootstrap, node), per_broker in zip(brokers, outputs, strict=True)]

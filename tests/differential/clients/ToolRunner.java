@@ -1,12 +1,18 @@
 import java.io.ByteArrayOutputStream;
 import java.io.FileDescriptor;
+import java.io.FileInputStream;
 import java.io.FileOutputStream;
+import java.io.InputStream;
 import java.io.OutputStream;
 import java.io.PrintStream;
+import java.lang.reflect.Field;
 import java.lang.reflect.InvocationTargetException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -17,12 +23,17 @@ import org.apache.kafka.common.utils.Exit;
 /**
  * Runs several of Kafka's command-line tools one after the other in one JVM (a JVM start costs seconds on a
  * small machine): arguments are groups separated by ";", each a tool's main class followed by its arguments.
+ * A group may start with "--stdin" and a file: that tool reads its standard input from the file (the console
+ * producer), where the others read an empty one.
  * Prints one JSON line per tool: {"tool": index, "exit": code, "out": stdout, "err": stderr}.
  *
  * Each tool runs in a thread of its own; its Exit.exit ends that tool only (exit code -1: it threw, -2: it
  * did not finish in TOOL_TIMEOUT_S). Its standard output and error are
  * captured by swapping the target of the streams installed before anything else (Scala's Console keeps the
- * System.out it first saw, so the stream itself never changes).
+ * System.out it first saw, so the stream itself never changes). The shutdown hooks a tool adds (through
+ * Exit.addShutdownHook or Runtime.addShutdownHook) run when it ends, as they would when its own JVM exits: the
+ * verifiable producer closes its producer and prints its last events in one. Seeing Runtime's hooks takes
+ * --add-opens=java.base/java.lang=ALL-UNNAMED; without it they do not run.
  */
 public final class ToolRunner {
 
@@ -45,6 +56,9 @@ public final class ToolRunner {
     /** The tool running now: where its Exit.exit code goes. */
     private static volatile CompletableFuture<Integer> running = new CompletableFuture<>();
 
+    /** The shutdown hooks the running tool added. */
+    private static final List<Runnable> HOOKS = new java.util.concurrent.CopyOnWriteArrayList<>();
+
     public static void main(String[] args) throws Exception {
         PrintStream real = new PrintStream(new FileOutputStream(FileDescriptor.out), true, StandardCharsets.UTF_8);
         Switch out = new Switch(OutputStream.nullOutputStream());
@@ -59,6 +73,7 @@ public final class ToolRunner {
         };
         Exit.setExitProcedure(exit);
         Exit.setHaltProcedure(exit);
+        Exit.setShutdownHookAdder((name, hook) -> HOOKS.add(hook));
 
         List<List<String>> tools = new ArrayList<>();
         List<String> current = new ArrayList<>();
@@ -73,11 +88,20 @@ public final class ToolRunner {
         if (!current.isEmpty()) tools.add(current);
 
         for (int index = 0; index < tools.size(); index++) {
-            List<String> tool = tools.get(index);
+            List<String> group = tools.get(index);
+            InputStream stdin = InputStream.nullInputStream();
+            if (group.size() > 2 && group.get(0).equals("--stdin")) {
+                stdin = new FileInputStream(group.get(1));
+                group = group.subList(2, group.size());
+            }
+            System.setIn(stdin);
+            List<String> tool = group;
             ByteArrayOutputStream stdout = new ByteArrayOutputStream();
             ByteArrayOutputStream stderr = new ByteArrayOutputStream();
             out.target = stdout;
             err.target = stderr;
+            Map<Thread, Thread> before = runtimeHooks();
+            Set<Thread> hooksBefore = before == null ? Set.of() : new HashSet<>(before.keySet());
             CompletableFuture<Integer> done = new CompletableFuture<>();
             running = done;
             Thread thread = new Thread(() -> {
@@ -101,6 +125,23 @@ public final class ToolRunner {
             } catch (TimeoutException e) {
                 code = -2;
             }
+            List<Thread> hooks = new ArrayList<>();
+            for (Runnable hook : HOOKS) hooks.add(new Thread(hook, "hook-" + index));
+            HOOKS.clear();
+            Map<Thread, Thread> registered = runtimeHooks();
+            if (registered != null) {
+                Set<Thread> added = new HashSet<>(registered.keySet());  // the tool ended: nothing adds more
+                added.removeAll(hooksBefore);
+                for (Thread hook : added) {
+                    Runtime.getRuntime().removeShutdownHook(hook);
+                    hooks.add(hook);
+                }
+            }
+            for (Thread hook : hooks) {  // in turn; a JVM would start them together, but none waits on another
+                hook.setDaemon(true);
+                hook.start();
+                hook.join(TimeUnit.SECONDS.toMillis(TOOL_TIMEOUT_S));
+            }
             System.out.flush();
             System.err.flush();
             out.target = OutputStream.nullOutputStream();
@@ -110,6 +151,18 @@ public final class ToolRunner {
         }
         real.flush();
         Runtime.getRuntime().halt(0);  // parked tool threads and their clients' threads must not keep the JVM up
+    }
+
+    /** The JVM's registered shutdown hooks (java.lang.ApplicationShutdownHooks.hooks), or null if not open to us. */
+    @SuppressWarnings("unchecked")
+    private static Map<Thread, Thread> runtimeHooks() {
+        try {
+            Field field = Class.forName("java.lang.ApplicationShutdownHooks").getDeclaredField("hooks");
+            field.setAccessible(true);
+            return (Map<Thread, Thread>) field.get(null);
+        } catch (ReflectiveOperationException | RuntimeException e) {
+            return null;
+        }
     }
 
     private static String json(ByteArrayOutputStream bytes) {
