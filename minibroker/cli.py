@@ -465,7 +465,7 @@ def main(argv: list[str] | None = None) -> int:
             parse_add_scram(argument)
         release(args.as_version)
         profiles = _parse_node_profiles(args.node_profile)
-        first_id = BrokerConfig(configs).node_id
+        first_id = BrokerConfig(configs, profile=args.as_version).node_id
         cluster_config(configs, profiles.get(first_id, args.as_version))  # validate everything before binding
         node_ids = range(first_id, first_id + (len(args.ports.split(",")) if args.ports else args.nodes))
         if set(profiles) - set(node_ids):

@@ -19,7 +19,6 @@ from typing import Any
 
 from ..core.acls import AclOperation, ResourceType
 from ..core.cluster import METADATA_TOPIC, NewTopic, TopicPlan
-from ..core.config import TOPIC_CONFIGS
 from ..protocol.errors import ErrorCode, KafkaError
 from ..protocol.messages import CreateTopicsRequest, CreateTopicsResponse
 from .context import RequestContext
@@ -88,7 +87,7 @@ def _success(plan: TopicPlan, ctx: RequestContext, describable: bool) -> Any:
     config = ctx.cluster.config
     described = []
     for name in config.topic_names():
-        entry = config.describe_topic(name, {k: TOPIC_CONFIGS[k].parse(v) if isinstance(v, str) else v
+        entry = config.describe_topic(name, {k: config.topic_def(k).parse(v) if isinstance(v, str) else v
                                              for k, v in plan.overrides.items()})
         described.append(_Config(name=name, value=entry.rendered, read_only=False, config_source=entry.source,
                                  is_sensitive=False))

@@ -4,7 +4,9 @@ synonyms, types and docs.
 Mirrors Kafka's ConfigHelper.describeConfigs: a TOPIC lists every topic config (LogConfig), BROKER "<id>"
 every broker config of the receiving node (read-only ones included), BROKER "" only the dynamic
 cluster defaults that are set, a GROUP every group config (Kafka 4; a group never configured, or that does
-not exist, shows the broker's defaults); values, sources and synonyms come from the config registry (core/config.py).
+not exist, shows the broker's defaults); values, sources and synonyms come from the config registry (core/config.py),
+which holds the cluster's release's configs. Listed by name, except on a 3.9 (or 2.8) profile when keys are asked for:
+Kafka 3.9 filters them into a Scala HashMap and lists them in its order.
 Authorized first, as ConfigHelper.handleDescribeConfigsRequest: DESCRIBE_CONFIGS on a TOPIC or GROUP
 resource itself, on the cluster for BROKER, BROKER_LOGGER and CLIENT_METRICS; a refused resource is answered after the
 described ones with TOPIC_, GROUP_ or CLUSTER_AUTHORIZATION_FAILED and nothing looked up. A resource type
@@ -73,13 +75,15 @@ def _describe(resource: Any, request: DescribeConfigsRequest, ctx: RequestContex
         topic = ctx.cluster.topics.get(resource.resource_name)
         if topic is None:  # ConfigHelper sets the code and no message
             raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, None)
-        entries = [config.describe_topic(name, topic.configs, ctx.node.node_id)
-                   for name in config.topic_names() if not keys or name in keys]
+        entries = [config.describe_topic(name, topic.configs, ctx.node.node_id) for name in
+                   config.describe_order([name for name in config.topic_names() if not keys or name in keys],
+                                         bool(keys))]
     elif resource.resource_type == config_resources.BROKER:
         if config_resources.describe_broker_target(ctx.node, resource.resource_name):
             static = config_resources.node_static_configs(ctx.node)
+            names = [name for name in config.broker_names(ctx.node.node_id) if not keys or name in keys]
             entries = [config.describe(name, True, ctx.node.node_id, static)
-                       for name in config.broker_names(ctx.node.node_id) if not keys or name in keys]
+                       for name in config.describe_order(names, bool(keys))]
         else:
             entries = [config.describe(name, per_node=False) for name in sorted(config.dynamic_default)
                        if not keys or name in keys]

@@ -314,10 +314,11 @@ class Cluster:
         settings = topic.config_cache.get(_APPEND_SETTINGS)
         if settings is None:
             target = self.topic_config(topic, "compression.type")
+            before_max_ms, after_max_ms = self.config.timestamp_bounds(topic.configs)
             plain = TopicPolicy(
                 log_append_time=self.topic_config(topic, "message.timestamp.type") == "LogAppendTime",
-                before_max_ms=self.topic_config(topic, "message.timestamp.before.max.ms"),
-                after_max_ms=self.topic_config(topic, "message.timestamp.after.max.ms"),
+                before_max_ms=before_max_ms,
+                after_max_ms=after_max_ms,
                 compacted="compact" in self.topic_config(topic, "cleanup.policy"),
                 max_message_bytes=max_message_bytes,
                 recompressing=False,

@@ -25,9 +25,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from enum import Enum, IntEnum
+from functools import cache
 from typing import Any
 
 from ..protocol.errors import ErrorCode, KafkaError
+from . import config_releases
 from .acls import STANDARD_AUTHORIZER, AclError, parse_super_users
 from .config_table import BROKER_TABLE, GROUP_TABLE, TOPIC_TABLE
 from .listeners import ListenerConfigError, advertised_listeners, parse_listeners, parse_protocol_map
@@ -36,6 +38,7 @@ LONG_MAX = 2**63 - 1
 MIN_INSYNC_REPLICAS = "min.insync.replicas"
 INT_MAX = 2**31 - 1
 LISTENER_PREFIX = "listener.name."
+DIFFERENCE_MAX_MS = "message.timestamp.difference.max.ms"  # Kafka 3.9's; 4.0 removed it
 
 
 class ConfigType(IntEnum):
@@ -202,6 +205,9 @@ class ConfigDef:
             _validate_connection_overrides(value)
         if not rule or value is None:
             return
+        if self.name in _METADATA_VERSION_CONFIGS:
+            _validate_metadata_version(self.name, value, rule)
+            return
         if self.type is ConfigType.LIST:
             self._validate_list(value)
             return
@@ -276,6 +282,25 @@ def _validate_connection_overrides(value: str) -> None:
         if not sep or not host or not count.strip().lstrip("-").isdigit():
             raise _invalid("max.connections.per.ip.overrides", value,
                            f"{item!r} is not host:count with an integer count")
+
+
+# Kafka 3.9's configs checked by MetadataVersionValidator: its description lists every version, its message
+# is MetadataVersion.fromVersionString's
+_METADATA_VERSION_CONFIGS = frozenset({"message.format.version", "log.message.format.version",
+                                       "inter.broker.protocol.version"})
+
+
+def _validate_metadata_version(name: str, value: str, rule: str) -> None:
+    """MetadataVersion.fromVersionString: `x.y[-IVn]` (`0.x.y[-IVn]`) of a known version; anything after the
+    release's segments is ignored ("3.9.1" is 3.9), so "2.8" and "2.8-IV1" are both valid."""
+    known = set(_choices(rule))
+    # "3.9" names that release's latest IV; 3.9.1 knows 4.0's (unreleased then) only by their full names
+    known |= {version.partition("-")[0] for version in known if not version.startswith("4.")}
+    segments = value.split(".")
+    count = 3 if value.startswith("0.") else 2
+    key = value if count >= len(segments) else ".".join(segments[:count])
+    if key not in known:
+        raise _invalid(name, value, f"Version {value} is not a valid version")
 
 
 def _number(text: str) -> int | float:
@@ -365,6 +390,20 @@ _INERT_BROKER = frozenset({
     "metadata.max.retention.ms", "metadata.max.idle.interval.ms",
 })
 
+# What minibroker does with the configs only older releases know (config_releases.py):
+# - the message format version: Kafka 3.9 ignores it once inter.broker.protocol.version is 3.0 or later
+#   (LogConfig.shouldIgnoreMessageFormatVersion), which KRaft always is, and writes record batches v2 only,
+#   as minibroker does: any valid value is accepted, stored and described, and changes nothing;
+# - message.timestamp.difference.max.ms: Kafka 3.9 bounds timestamps by it where before/after.max.ms are left
+#   at Long.MAX_VALUE (LogConfig.getMessageTimestampBeforeMaxMs/AfterMaxMs), and so does minibroker;
+# - down-conversion: minibroker always down-converts for old Fetch versions (Kafka's default, true).
+_RELEASE_SUPPORT = {
+    "message.format.version": Support.INERT, "log.message.format.version": Support.INERT,
+    "message.timestamp.difference.max.ms": Support.IMPLEMENTED,
+    "log.message.timestamp.difference.max.ms": Support.IMPLEMENTED,
+    "message.downconversion.enable": Support.UNSUPPORTED, "log.message.downconversion.enable": Support.UNSUPPORTED,
+}
+
 _IMPLEMENTED_TOPIC = frozenset({
     "cleanup.policy", "compression.type", "max.message.bytes", "retention.ms", "retention.bytes",
     "message.timestamp.type", "message.timestamp.before.max.ms", "message.timestamp.after.max.ms",
@@ -408,13 +447,26 @@ def _with_default(definition: ConfigDef, text: str) -> ConfigDef:
     return replace(definition, default=default)
 
 
+def _broker_row(row: list[str], internal: bool = False) -> ConfigDef:
+    name, kind, default, valid, mode = row
+    support = _RELEASE_SUPPORT.get(name) or (
+        Support.IMPLEMENTED if name in _IMPLEMENTED_BROKER
+        else Support.INERT if name in _INERT_BROKER else Support.UNSUPPORTED)
+    definition = ConfigDef(name, _TYPES[kind], None, valid, _MODES[mode], support, internal=internal,
+                           doc=_DOCS.get(name, ""))
+    return _with_default(definition, default)
+
+
+def _topic_row(row: list[str]) -> ConfigDef:
+    name, kind, default, valid, synonym = row
+    support = _RELEASE_SUPPORT.get(name) or (Support.IMPLEMENTED if name in _IMPLEMENTED_TOPIC else Support.INERT)
+    definition = ConfigDef(name, _TYPES[kind], None, valid, support=support,
+                           broker_synonym=None if synonym == "-" else synonym)
+    return _with_default(definition, default)
+
+
 def _broker_configs() -> dict[str, ConfigDef]:
-    configs: dict[str, ConfigDef] = {}
-    for name, kind, default, valid, mode in _rows(BROKER_TABLE):
-        support = (Support.IMPLEMENTED if name in _IMPLEMENTED_BROKER
-                   else Support.INERT if name in _INERT_BROKER else Support.UNSUPPORTED)
-        definition = ConfigDef(name, _TYPES[kind], None, valid, _MODES[mode], support, doc=_DOCS.get(name, ""))
-        configs[name] = _with_default(definition, default)
+    configs: dict[str, ConfigDef] = {row[0]: _broker_row(row) for row in _rows(BROKER_TABLE)}
     # KIP-1269's broker default for producer.state.batches.to.retain, settable cluster-wide like other log configs
     configs["log.producer.state.batches.to.retain"] = ConfigDef(
         "log.producer.state.batches.to.retain", ConfigType.INT, 5, "[5,...]", UpdateMode.CLUSTER_WIDE,
@@ -440,12 +492,7 @@ def _broker_configs() -> dict[str, ConfigDef]:
 
 
 def _topic_configs() -> dict[str, ConfigDef]:
-    configs: dict[str, ConfigDef] = {}
-    for name, kind, default, valid, synonym in _rows(TOPIC_TABLE):
-        support = Support.IMPLEMENTED if name in _IMPLEMENTED_TOPIC else Support.INERT
-        definition = ConfigDef(name, _TYPES[kind], None, valid, support=support,
-                               broker_synonym=None if synonym == "-" else synonym)
-        configs[name] = _with_default(definition, default)
+    configs: dict[str, ConfigDef] = {row[0]: _topic_row(row) for row in _rows(TOPIC_TABLE)}
     configs["producer.state.batches.to.retain"] = ConfigDef(
         "producer.state.batches.to.retain", ConfigType.INT, 5, "[5,...]", support=Support.IMPLEMENTED,
         broker_synonym="log.producer.state.batches.to.retain", doc=_DOCS["producer.state.batches.to.retain"])
@@ -454,6 +501,47 @@ def _topic_configs() -> dict[str, ConfigDef]:
 
 BROKER_CONFIGS: dict[str, ConfigDef] = _broker_configs()
 TOPIC_CONFIGS: dict[str, ConfigDef] = _topic_configs()
+
+
+@dataclass(frozen=True)
+class ReleaseConfigs:
+    """The broker and topic configs a Kafka release knows: 4.2's with the release's overlay laid over them."""
+
+    broker: dict[str, ConfigDef]
+    topic: dict[str, ConfigDef]
+    removed: frozenset[str]  # 4.2's configs the release does not know
+    hash_ordered: bool = False  # DescribeConfigs lists requested configs in Scala HashMap order (3.9)
+
+
+@cache
+def release_configs(profile: str | None) -> ReleaseConfigs:
+    """The configs of the cluster profile `profile` (`--as-version`): its release's overlay (config_releases.py)
+    over Kafka 4.2's tables, or 4.2's own for a profile without one."""
+    overlay = config_releases.PROFILE_OVERLAY.get(profile or "")
+    if overlay is None:
+        return ReleaseConfigs(BROKER_CONFIGS, TOPIC_CONFIGS, frozenset())
+    broker = dict(BROKER_CONFIGS)
+    broker.update((row[0], _broker_row(row)) for row in _rows(config_releases.BROKER_CHANGED_OR_ADDED[overlay]))
+    broker.update((row[0], _broker_row(row, internal=True))
+                  for row in _rows(config_releases.BROKER_INTERNAL[overlay]))
+    topic = dict(TOPIC_CONFIGS)
+    topic.update((row[0], _topic_row(row)) for row in _rows(config_releases.TOPIC_CHANGED_OR_ADDED[overlay]))
+    removed = frozenset(config_releases.BROKER_REMOVED[overlay].split()) | frozenset(
+        config_releases.TOPIC_REMOVED[overlay].split())
+    return ReleaseConfigs(dict(sorted(broker.items())), dict(sorted(topic.items())), removed,
+                          overlay in config_releases.HASH_ORDERED_DESCRIBE)
+
+
+def scala_hash_map_order(names: Iterable[str]) -> list[str]:
+    """The order a Scala 2.13 `mutable.HashMap` built from `names` iterates them: by bucket (the String hash with
+    its high half folded in, masked by the table size: 16, doubled whenever an insert reaches 3/4 of it), and
+    within a bucket by that hash."""
+    unique = list(dict.fromkeys(names))
+    size = 16
+    while len(unique) >= int(size * 0.75):
+        size *= 2
+    spread = {name: (h ^ (h >> 16)) for name in unique for h in [_java_string_hash(name)]}
+    return sorted(unique, key=lambda name: (spread[name] & (size - 1), spread[name]))
 
 # Kafka 4.3.1's documentation of each group config, as DescribeConfigs returns it
 _GROUP_DOCS = {
@@ -547,11 +635,12 @@ _LISTENER_ONLY_SECURITY_CONFIGS = frozenset({
     "ssl.keystore.key", "ssl.truststore.certificates",
 })
 
-# Dynamic in Kafka (DynamicListenerConfig), read at start-up only here: the listeners bind once
-_STARTUP_ONLY = frozenset({"listeners", "listener.security.protocol.map", "sasl.enabled.mechanisms",
-                           "sasl.jaas.config", "connections.max.reauth.ms", "sasl.server.max.receive.size",
-                           "ssl.client.auth", "ssl.enabled.protocols", "ssl.cipher.suites",
-                           "ssl.principal.mapping.rules"})
+# Dynamic in Kafka (DynamicListenerConfig; advertised.listeners before 4.0), read at start-up only here: the
+# listeners bind once
+_STARTUP_ONLY = frozenset({"listeners", "advertised.listeners", "listener.security.protocol.map",
+                           "sasl.enabled.mechanisms", "sasl.jaas.config", "connections.max.reauth.ms",
+                           "sasl.server.max.receive.size", "ssl.client.auth", "ssl.enabled.protocols",
+                           "ssl.cipher.suites", "ssl.principal.mapping.rules"})
 
 # IncrementalAlterConfigs operations (AlterConfigOp.OpType)
 SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
@@ -722,14 +811,21 @@ Layer = dict[str, Any]
 class BrokerConfig:
     """Broker config values in Kafka's layers: per-node dynamic, cluster-default dynamic, static, default.
 
-    `unknown` names configs this cluster's release lacks (KIP1269_CONFIGS on an older profile): they are
-    refused as unknown and never listed. `elr`: the release finalizes eligible.leader.replicas.version 1
+    `profile` is the cluster's release profile (`--as-version`): its release's configs are the ones known,
+    described, validated and defaulted (release_configs). `unknown` names further configs this cluster's
+    release lacks (KIP1269_CONFIGS on an older profile); with the configs the release's overlay removes, they
+    are refused as unknown and never listed. `elr`: the release finalizes eligible.leader.replicas.version 1
     (KIP-966), so the cluster default holds min.insync.replicas, which cannot be removed.
     """
 
     def __init__(self, static: Mapping[str, Any] | None = None, unknown: frozenset[str] = frozenset(),
-                 elr: bool = False) -> None:
-        self.unknown = unknown
+                 elr: bool = False, profile: str | None = None) -> None:
+        configs = release_configs(profile)
+        self.profile = profile
+        self.broker_configs = configs.broker
+        self.topic_configs = configs.topic
+        self.unknown = unknown | configs.removed
+        self._hash_ordered = configs.hash_ordered
         self.elr = elr
         self.static: Layer = {}
         self.dynamic_default: Layer = {}
@@ -788,7 +884,7 @@ class BrokerConfig:
         mechanism, _, rest = config.partition(".")
         if rest == "sasl.jaas.config" and mechanism:
             base = rest
-        if not listener or base not in BROKER_CONFIGS or base in self.unknown:
+        if not listener or base not in self.broker_configs or base in self.unknown:
             raise ConfigError(f"Unknown broker config name: {name}")
         return listener, config, self.broker_def(base)
 
@@ -808,26 +904,31 @@ class BrokerConfig:
 
     def broker_def(self, name: str) -> ConfigDef:
         """The definition of broker config `name`; ConfigError if this cluster does not know it."""
-        if name in self.unknown:
+        if name in self.unknown or name not in self.broker_configs:
             raise ConfigError(f"Unknown broker config name: {name}")
-        return broker_config_def(name)
+        return self.broker_configs[name]
 
     def dynamic_def(self, name: str) -> ConfigDef:
         """The definition of a dynamic broker config `name`: Kafka's, or a custom one's of the UNKNOWN type."""
-        if name in BROKER_CONFIGS and name not in self.unknown:
-            return BROKER_CONFIGS[name]
+        if name in self.broker_configs and name not in self.unknown:
+            return self.broker_configs[name]
         return ConfigDef(name, ConfigType.UNKNOWN, None, support=Support.INERT)
 
     def topic_def(self, name: str) -> ConfigDef:
         """The definition of topic config `name`; ConfigError if this cluster does not know it."""
-        if name in self.unknown:
+        if name in self.unknown or name not in self.topic_configs:  # LogConfig.validateNames
             raise ConfigError(f"Unknown topic config name: {name}")
-        return topic_config_def(name)
+        return self.topic_configs[name]
+
+    def describe_order(self, names: list[str], keyed: bool) -> list[str]:
+        """`names` in the order DescribeConfigs lists them: by name, or for a release that lists the requested
+        configs (`keyed`) from a Scala HashMap (3.9's ConfigHelper), in that map's order."""
+        return scala_hash_map_order(names) if keyed and self._hash_ordered else names
 
     def broker_names(self, node_id: int | None = None) -> list[str]:
         """The broker configs DescribeConfigs lists for a node: every non-internal one, internal ones once set,
         and the custom (unknown) ones set dynamically on the node or the cluster default."""
-        known = [name for name, d in BROKER_CONFIGS.items() if name not in self.unknown and name not in
+        known = [name for name, d in self.broker_configs.items() if name not in self.unknown and name not in
                  AUTHORIZER_CONFIGS and (not d.internal or name in self.static)]
         node_layer = self.dynamic_node.get(self._node_id if node_id is None else node_id, {})
         custom = {name for layer in (self.dynamic_default, node_layer) for name in layer
@@ -836,7 +937,7 @@ class BrokerConfig:
 
     def topic_names(self) -> list[str]:
         """Every topic config this cluster knows, sorted."""
-        return [name for name in TOPIC_CONFIGS if name not in self.unknown]
+        return [name for name in self.topic_configs if name not in self.unknown]
 
     # -- values ----------------------------------------------------------------------------------------------
 
@@ -859,7 +960,7 @@ class BrokerConfig:
         transactions live in one process, not on separate brokers.
         """
         if name in self.unknown:  # a newer release's config, set here as a custom one: never read
-            return BROKER_CONFIGS[name].default
+            return BROKER_CONFIGS[name].default  # as 4.2 has it: what the core does without the config
         # the layers of _layers, unrolled: the core reads values on every request
         if self.dynamic_node:
             node_layer = self.dynamic_node.get(self._node_id if node_id is None else node_id)
@@ -871,7 +972,7 @@ class BrokerConfig:
             return node_static[name]
         if name in self.static:
             return self.static[name]
-        default = BROKER_CONFIGS[name].default
+        default = self.broker_configs[name].default
         return None if default is NO_DEFAULT else default
 
     def __getitem__(self, name: str) -> Any:
@@ -898,10 +999,22 @@ class BrokerConfig:
         """The effective value of topic config `name` for a topic with `overrides` (LogConfig.fromProps)."""
         if name in overrides:
             return overrides[name]
-        definition = TOPIC_CONFIGS[name]
+        definition = self.topic_configs[name]
         if definition.broker_synonym is not None:
             return self._log_default(definition.broker_synonym, node_id)
         return definition.default
+
+    def timestamp_bounds(self, overrides: Mapping[str, Any]) -> tuple[int, int]:
+        """(before, after): how far a record's timestamp may lie behind or ahead of the broker's clock on a topic
+        with `overrides`; where a release knows message.timestamp.difference.max.ms (before 4.0), it is the bound
+        a side left at Long.MAX_VALUE takes (LogConfig.getMessageTimestampBeforeMaxMs/AfterMaxMs)."""
+        before = self.topic_value("message.timestamp.before.max.ms", overrides)
+        after = self.topic_value("message.timestamp.after.max.ms", overrides)
+        if DIFFERENCE_MAX_MS in self.topic_configs and DIFFERENCE_MAX_MS not in self.unknown:
+            difference = self.topic_value(DIFFERENCE_MAX_MS, overrides)
+            before = difference if before == LONG_MAX else before
+            after = difference if after == LONG_MAX else after
+        return before, after
 
     # -- DescribeConfigs (ConfigHelper) ----------------------------------------------------------------------
 
@@ -913,7 +1026,7 @@ class BrokerConfig:
         found = [(n, layer[n], source) for layer, source in self._layers(node_id, node_static)
                  for n in names if n in layer]
         for n in [] if custom else names:  # DynamicBrokerConfig.staticDefaultConfigs holds no null defaults
-            default = BROKER_CONFIGS[n].default
+            default = self.broker_configs[n].default
             if default is not None and default is not NO_DEFAULT:
                 found.append((n, default, ConfigSource.DEFAULT_CONFIG))
         while found and found[0][0] != name:  # as Kafka: drop what a stronger synonym set
@@ -936,7 +1049,7 @@ class BrokerConfig:
     def describe_topic(self, name: str, overrides: Mapping[str, Any], node_id: int | None = None,
                        node_static: Layer | None = None) -> ConfigEntry:
         """Topic config `name` of a topic with `overrides` (ConfigHelper.createTopicConfigEntry)."""
-        definition = TOPIC_CONFIGS[name]
+        definition = self.topic_configs[name]
         synonyms: list[tuple[str, Any, ConfigSource]] = []
         if name in overrides:
             synonyms.append((name, overrides[name], ConfigSource.DYNAMIC_TOPIC_CONFIG))
@@ -965,14 +1078,14 @@ class BrokerConfig:
     def incremental_topic_configs(self, current: Mapping[str, Any], ops: Iterable[tuple[str, int, str | None]]
                                   ) -> dict[str, Any]:
         """A topic's overrides after IncrementalAlterConfigs `ops` (ConfigurationControlManager); ConfigError."""
-        props = {name: TOPIC_CONFIGS[name].render(value) for name, value in current.items()}
+        props = {name: self.topic_configs[name].render(value) for name, value in current.items()}
         for name, op, value in ops:
             if op == SET:
                 props[name] = value
             elif op == DELETE:
                 props.pop(name, None)
             else:
-                definition = TOPIC_CONFIGS.get(name) if name not in self.unknown else None
+                definition = self.topic_configs.get(name) if name not in self.unknown else None
                 if definition is None or definition.type is not ConfigType.LIST:
                     verb = "APPEND" if op == APPEND else "SUBTRACT"
                     raise ConfigError(f"Can't {verb} to key {name} because its type is not LIST.")
@@ -1014,7 +1127,8 @@ class BrokerConfig:
         (INVALID_CONFIG, see the decision list in docs/broker-configs.md). A name Kafka does not know is kept
         as Kafka keeps it (a custom config for a plugin; nothing reads it) and listed as its UNKNOWN type.
         """
-        known = {name: BROKER_CONFIGS[name] for name in props if name in BROKER_CONFIGS and name not in self.unknown}
+        known = {name: self.broker_configs[name] for name in props
+                 if name in self.broker_configs and name not in self.unknown}
         read_only = [name for name, d in known.items() if not d.dynamic]
         if read_only:
             raise KafkaError(ErrorCode.INVALID_REQUEST, f"Cannot update these configs dynamically: "
@@ -1127,7 +1241,7 @@ class BrokerConfig:
     def _group_default(self, name: str) -> Any:
         definition = GROUP_CONFIGS[name]
         synonym = definition.broker_synonym
-        if synonym is not None and synonym in BROKER_CONFIGS:
+        if synonym is not None and synonym in self.broker_configs:
             return self.value(synonym)
         return definition.default
 
@@ -1147,7 +1261,7 @@ class BrokerConfig:
         if name in overrides:
             synonyms.append((name, overrides[name], ConfigSource.DYNAMIC_GROUP_CONFIG))
         synonym = definition.broker_synonym
-        if synonym is not None and synonym in BROKER_CONFIGS:
+        if synonym is not None and synonym in self.broker_configs:
             synonyms.extend(self._synonyms(synonym, None, None))
         else:  # a broker config of Kafka 4.3 (not in the 4.2 table) or none: the default, under the broker name if any
             synonyms.append((synonym or name, definition.default, ConfigSource.DEFAULT_CONFIG))

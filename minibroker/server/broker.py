@@ -45,11 +45,13 @@ def advertised_host_for(bind_host: str, advertised_host: str | None = None) -> s
 
 
 def cluster_config(config: dict[str, Any] | None, controller_release: str) -> BrokerConfig:
-    """The broker configs as the controller's release knows them: older releases lack KIP-1269's."""
+    """The broker configs as the controller's release knows them (its release's configs; older releases lack
+    KIP-1269's)."""
     profile = release(controller_release)
     unknown = frozenset() if profile.kip1269 else KIP1269_CONFIGS
     elr = dict(profile.features.finalized).get("eligible.leader.replicas.version", 0) >= 1
-    return BrokerConfig(config, unknown, elr)  # raises ConfigError on a bad or unknown config
+    # raises ConfigError on a bad or unknown config
+    return BrokerConfig(config, unknown, elr, profile=controller_release)
 
 
 TLS_PROTOCOLS = frozenset({"SSL", "SASL_SSL"})
@@ -153,7 +155,9 @@ class Broker:
         """
         self.host = host
         self.port = port
-        broker_config = BrokerConfig(config)  # raises ConfigError on a bad config, listeners included
+        # raises ConfigError on a bad config, listeners included; the release's configs (cluster_config below
+        # checks them again with the first node's own profile)
+        broker_config = BrokerConfig(config, profile=as_version)
         if ports is None:
             ports = [port + i if port else 0 for i in range(nodes)]
         if not ports:
