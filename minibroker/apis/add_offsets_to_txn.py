@@ -1,7 +1,12 @@
 """AddOffsetsToTxn (25): a consumer group's offsets join a transaction.
 
-With an authorizer (KafkaApis.handleAddOffsetsToTxnRequest): WRITE on the transactional id, else
-TRANSACTIONAL_ID_AUTHORIZATION_FAILED; then READ on the group, else GROUP_AUTHORIZATION_FAILED.
+Versions 0-4: v1 is v0; v2 may answer PRODUCER_FENCED (INVALID_PRODUCER_EPOCH before); v3 is flexible; v4 may
+answer TRANSACTION_ABORTABLE (KIP-890 part 1). Transactions V2 clients (TxnOffsetCommit v5) never send it.
+Mirrors KafkaApis.handleAddOffsetsToTxnRequest and TransactionCoordinator.handleAddPartitionsToTransaction for
+the group's offsets partition.
+
+With an authorizer: WRITE on the transactional id, else TRANSACTIONAL_ID_AUTHORIZATION_FAILED; then READ on the
+group, else GROUP_AUTHORIZATION_FAILED.
 """
 
 from __future__ import annotations

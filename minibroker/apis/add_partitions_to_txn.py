@@ -1,9 +1,14 @@
-"""AddPartitionsToTxn (24): partitions join a transaction (v0-3 clients; v4-5 batched, with VerifyOnly).
+"""AddPartitionsToTxn (24): partitions join a transaction.
 
-With an authorizer (KafkaApis.handleAddPartitionsToTxnRequest): v4+ comes from brokers and needs
-CLUSTER_ACTION on the cluster, else the whole request fails with CLUSTER_AUTHORIZATION_FAILED. v0-3 need
-WRITE on the transactional id (TRANSACTIONAL_ID_AUTHORIZATION_FAILED for every partition) and WRITE on
-each topic. Internal topics are never authorized for v0-3, with or without an authorizer.
+Versions 0-5: v0-3 come from clients, one transaction each; v2 may answer PRODUCER_FENCED; v3 is flexible; v4
+batches several transactions, adds VerifyOnly and a top-level error and comes from brokers; v5 may answer
+TRANSACTION_ABORTABLE (KIP-890 part 1). Mirrors KafkaApis.handleAddPartitionsToTxnRequest and
+TransactionCoordinator.handleAddPartitionsToTransaction.
+
+With an authorizer: v4+ comes from brokers and needs CLUSTER_ACTION on the cluster, else the whole request
+fails with CLUSTER_AUTHORIZATION_FAILED. v0-3 need WRITE on the transactional id
+(TRANSACTIONAL_ID_AUTHORIZATION_FAILED for every partition) and WRITE on each topic. Internal topics are never
+authorized for v0-3, with or without an authorizer.
 
 KafkaApis answers refused topics and unknown partitions itself, before the coordinator sees the request:
 nothing is added, refused topics get TOPIC_AUTHORIZATION_FAILED, unknown partitions

@@ -1,12 +1,13 @@
-"""AlterConfigs (33), v0-2: replace a resource's whole set of dynamic configs.
+"""AlterConfigs (33): replace a resource's whole set of dynamic configs.
 
-Mirrors Kafka 4's path: ConfigAdminManager.preprocess on the receiving broker (duplicates, null values, the
-broker id, DynamicBrokerConfig's checks of broker configs), then on the controller
-ControllerApis.authorizeAlterResource (ALTER_CONFIGS on a TOPIC or GROUP resource itself, on the cluster for
-BROKER and CLIENT_METRICS; a refused resource changes nothing) and
-ConfigurationControlManager.legacyAlterConfigs (topic configs validated as LogConfig.validate does, group
-configs as GroupConfig.validate does). Every
-check and every change goes through the config registry (core/config.py).
+Versions 0-2: v1 is v0 (the answer may come before throttling); v2 is flexible. Mirrors Kafka 4's path:
+ConfigAdminManager.preprocess on the receiving broker (duplicates, null values, the broker id,
+DynamicBrokerConfig's checks of broker configs), then on the controller ControllerApis.authorizeAlterResource
+(ALTER_CONFIGS on a TOPIC or GROUP resource itself, on the cluster for BROKER and CLIENT_METRICS; a refused
+resource changes nothing) and ConfigurationControlManager.legacyAlterConfigs (topic configs validated as
+LogConfig.validate does, group configs as GroupConfig.validate does).
+
+Every check and every change goes through the config registry (core/config.py).
 """
 
 from __future__ import annotations

@@ -1,7 +1,10 @@
-"""AlterPartitionReassignments (45): set partitions' replica lists; a reassignment completes at once.
+"""AlterPartitionReassignments (45): set partitions' replica lists.
 
-Needs ALTER on the cluster (ControllerApis.handleAlterPartitionReassignments); a refused request changes
-nothing and is answered as AlterPartitionReassignmentsRequest.getErrorResponse answers it.
+Versions 0-1: v1 adds AllowReplicationFactorChange, which lets a request refuse a change of replication factor.
+Mirrors ControllerApis.handleAlterPartitionReassignments; here a reassignment completes at once.
+
+Needs ALTER on the cluster; a refused request changes nothing and is answered as
+AlterPartitionReassignmentsRequest.getErrorResponse answers it.
 """
 
 from __future__ import annotations

@@ -1,8 +1,9 @@
-"""AlterReplicaLogDirs (34), v0-2 (v0 only to profiles before 4.0): move replicas hosted by this node to another
-of its log directories.
+"""AlterReplicaLogDirs (34): move replicas hosted by this node to another of its log directories.
 
-Mirrors KafkaApis.handleAlterReplicaLogDirsRequest and ReplicaManager.alterReplicaLogDirs. v2 is v1 made
-flexible; v0 (removed in Kafka 4.0 by KIP-896) is v1 without quota throttling.
+Versions 1-2, and v0 only for release profiles before 4.0 (removed by KIP-896 in Kafka 4.0): v0 is v1 without
+quota throttling; v2 is v1 made flexible. Mirrors KafkaApis.handleAlterReplicaLogDirsRequest and
+ReplicaManager.alterReplicaLogDirs.
+
 A node has one log directory, the one DescribeLogDirs names (describe_log_dirs.LOG_DIR), so the only move
 there is to the directory a replica is already in: NONE. Per partition, as Kafka answers: a path that is
 not one of the node's log directories (compared as given: relative, trailing slash) LOG_DIR_NOT_FOUND,

@@ -1,11 +1,13 @@
-"""AlterUserScramCredentials (51) v0: create, replace and delete SCRAM credentials (KIP-554).
+"""AlterUserScramCredentials (51): create, replace and delete SCRAM credentials (KIP-554).
 
-Mirrors KRaft's ScramControlManager.alterCredentials: a user altered twice in one request
-(deletion or upsertion, whatever the mechanism) gets DUPLICATE_RESOURCE and nothing of it
-changes; each other change is validated (empty user, unknown mechanism, iterations outside the
-mechanism's bounds, deleting what does not exist) and the valid ones are applied together. It needs
-ALTER on the cluster (ControllerApis.handleAlterUserScramCredentials): a refused request changes nothing
-and is answered as AlterUserScramCredentialsRequest.getErrorResponse answers it.
+Version 0, the only one. Mirrors ControllerApis.handleAlterUserScramCredentials and KRaft's
+ScramControlManager.alterCredentials.
+
+A user altered twice in one request (deletion or upsertion, whatever the mechanism) gets DUPLICATE_RESOURCE and
+nothing of it changes; each other change is validated (empty user, unknown mechanism, iterations outside the
+mechanism's bounds, deleting what does not exist) and the valid ones are applied together. It needs ALTER on
+the cluster: a refused request changes nothing and is answered as
+AlterUserScramCredentialsRequest.getErrorResponse answers it.
 """
 
 from __future__ import annotations

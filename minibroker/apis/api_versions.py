@@ -1,12 +1,14 @@
 """ApiVersions (18): the versions of every API this broker implements, and from v3 its feature flags.
 
-Versions 0-4 (Kafka 4.x). v3 adds the client's software name and version (KIP-511) and the tagged
-SupportedFeatures, FinalizedFeaturesEpoch and FinalizedFeatures (KIP-584); v4 (KIP-1022) lists every
-supported feature, where v3 leaves out those whose range starts at 0, as older clients cannot read such a
-range. As ApiVersionsResponse.createApiVersionsResponse fills them from Kafka's metadata image: the supported
-ranges are the node's release's (apis/releases.py), the finalized levels and their epoch the cluster's
-(core/features.py: at start the levels every node's release has, or those chosen as `kafka-storage format
---feature` chooses; UpdateFeatures changes them and raises the epoch).
+Versions 0-4 (not v5, KIP-1242's cluster and node id checks): v1 adds the throttle time;
+v3 is flexible and adds the client's software name and version (KIP-511) and the tagged SupportedFeatures,
+FinalizedFeaturesEpoch and FinalizedFeatures (KIP-584); v4 (KIP-1022, KAFKA-17011) lists every supported
+feature, where v3 leaves out those whose range starts at 0, as older clients cannot read such a range. Mirrors
+KafkaApis.handleApiVersionsRequest and ApiVersionsResponse.createApiVersionsResponse.
+
+The supported ranges are the node's release's (apis/releases.py), the finalized levels and their epoch the
+cluster's (core/features.py: at start the levels every node's release has, or those chosen as `kafka-storage
+format --feature` chooses; UpdateFeatures changes them and raises the epoch).
 """
 
 from __future__ import annotations

@@ -1,10 +1,11 @@
 """ConsumerGroupDescribe (69): state, epochs, members and assignments of KIP-848 consumer groups.
 
-Versions 0-1 (Kafka 4.x); v1 adds each member's type (always consumer here: no classic members join a
-consumer group). As KafkaApis.handleConsumerGroupDescribe: UNSUPPORTED_VERSION for every group unless
-`group.coordinator.rebalance.protocols` contains `consumer`; DESCRIBE on each group, else
-GROUP_AUTHORIZATION_FAILED; an unknown id is GROUP_ID_NOT_FOUND "Group X not found." and a classic group's
-"Group X is not a consumer group." (GroupMetadataManager.consumerGroupDescribe).
+Versions 0-1 (Kafka 4.x): v1 adds each member's type (KIP-1099; always consumer here: no classic members join a
+consumer group). Mirrors KafkaApis.handleConsumerGroupDescribe and GroupMetadataManager.consumerGroupDescribe.
+
+UNSUPPORTED_VERSION for every group unless `group.coordinator.rebalance.protocols` contains `consumer`; DESCRIBE
+on each group, else GROUP_AUTHORIZATION_FAILED; an unknown id is GROUP_ID_NOT_FOUND "Group X not found." and a
+classic group's "Group X is not a consumer group.".
 """
 
 from __future__ import annotations

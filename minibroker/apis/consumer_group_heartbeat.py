@@ -1,12 +1,15 @@
 """ConsumerGroupHeartbeat (68): join, heartbeat in and leave a KIP-848 consumer group.
 
-Versions 0-1 (Kafka 4.x); v1 adds the regex subscription and requires the client to name itself (KIP-1082).
-As KafkaApis.handleConsumerGroupHeartbeat: UNSUPPORTED_VERSION unless `group.coordinator.rebalance.protocols`
-contains `consumer`; READ on the group, else GROUP_AUTHORIZATION_FAILED; DESCRIBE on every subscribed topic
-name, else TOPIC_AUTHORIZATION_FAILED; a regex subscription resolves only to topics the caller may DESCRIBE.
-The state machine is GroupMetadataManager's (core/consumer_groups.py); topics travel by id on the wire and by
-name inside the coordinator. A first heartbeat to a classic group of protocol type `consumer` upgrades it online
-under `group.consumer.migration.policy`; the last member of this protocol leaving downgrades it (group_coordinator.py).
+Versions 0-1 (Kafka 4.x): v1 adds the regex subscription and requires the client to name itself (KIP-1082).
+Mirrors KafkaApis.handleConsumerGroupHeartbeat and GroupMetadataManager's state machine
+(core/consumer_groups.py).
+
+UNSUPPORTED_VERSION unless `group.coordinator.rebalance.protocols` contains `consumer`; READ on the group, else
+GROUP_AUTHORIZATION_FAILED; DESCRIBE on every subscribed topic name, else TOPIC_AUTHORIZATION_FAILED; a regex
+subscription resolves only to topics the caller may DESCRIBE. Topics travel by id on the wire and by name
+inside the coordinator. A first heartbeat to a classic group of protocol type `consumer` upgrades it online
+under `group.consumer.migration.policy`; the last member of this protocol leaving downgrades it
+(group_coordinator.py).
 """
 
 from __future__ import annotations

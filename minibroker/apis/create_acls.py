@@ -1,20 +1,20 @@
-"""CreateAcls (30) v1-3: add ACLs to the cluster's authorizer, as KRaft Kafka does.
+"""CreateAcls (30): add ACLs to the cluster's authorizer, as KRaft Kafka does.
 
-Kafka 4 forwards CreateAcls to the controller: AclApis.handleCreateAcls needs ALTER on the cluster
-(else every creation gets CLUSTER_AUTHORIZATION_FAILED); with no `authorizer.class.name` every
-creation gets SECURITY_DISABLED ("No Authorizer is configured."). A creation with ANY (or a MATCH
-pattern) anywhere in the request fails them all with UNKNOWN_SERVER_ERROR and no message, and none is
-added: Kafka's ResourcePattern and AccessControlEntry refuse those values while the request's bindings are
-built (IllegalArgumentException). Otherwise each creation is checked on its own (AclApis: the CLUSTER
-resource's only name, a non-empty name; AclControlManager.validateNewAcl: concrete resource type, LITERAL
-or PREFIXED, a concrete operation and permission; a `Type:name` principal): a refused one gets
-INVALID_REQUEST with Kafka's message and the others are still added. Adding an ACL that exists succeeds
-and changes nothing; a success's message is "". As CreateAclsRequest.validate does while the request is
-parsed, a creation with a 0 (UNKNOWN) code closes the connection; a code Kafka does not know is read as
-UNKNOWN and refused by validateNewAcl ("Invalid resourceType UNKNOWN"), as Kafka 4.3.1 answers it.
+Versions 1-3, and v0 only for release profiles before 4.0 (removed by KIP-896 in Kafka 4.0): v1 adds the
+resource pattern type (v0 reads every creation as LITERAL); v2 is flexible; v3 adds the USER resource type.
+Mirrors AclApis.handleCreateAcls and AclControlManager on the controller, to which Kafka 4 forwards CreateAcls.
 
-v0 (removed by KIP-896 in Kafka 4.0, served for older release profiles) has no pattern type: Kafka reads
-every creation as LITERAL.
+It needs ALTER on the cluster (else every creation gets CLUSTER_AUTHORIZATION_FAILED); with no
+`authorizer.class.name` every creation gets SECURITY_DISABLED ("No Authorizer is configured."). A creation with
+ANY (or a MATCH pattern) anywhere in the request fails them all with UNKNOWN_SERVER_ERROR and no message, and
+none is added: Kafka's ResourcePattern and AccessControlEntry refuse those values while the request's bindings
+are built (IllegalArgumentException). Otherwise each creation is checked on its own (AclApis: the CLUSTER
+resource's only name, a non-empty name; AclControlManager.validateNewAcl: concrete resource type, LITERAL or
+PREFIXED, a concrete operation and permission; a `Type:name` principal): a refused one gets INVALID_REQUEST
+with Kafka's message and the others are still added. Adding an ACL that exists succeeds and changes nothing; a
+success's message is "". As CreateAclsRequest.validate does while the request is parsed, a creation with a 0
+(UNKNOWN) code closes the connection; a code Kafka does not know is read as UNKNOWN and refused by
+validateNewAcl ("Invalid resourceType UNKNOWN"), as Kafka 4.3.1 answers it.
 """
 
 from __future__ import annotations

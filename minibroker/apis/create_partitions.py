@@ -1,10 +1,14 @@
 """CreatePartitions (37): grow a topic's partition count, optionally on assigned replicas.
 
-Versions 0-3. ControllerApis.createPartitions answers duplicate names itself, refuses the topics the
-caller may not ALTER (TOPIC_AUTHORIZATION_FAILED, before anything is looked up) and hands the rest to
-the controller as one operation (ReplicationControlManager.createPartitions), which answers each
-topic on its own: manual assignments are validated against the registered brokers, and the new
-partitions of the whole request are bounded by the controller's records-per-operation limit.
+Versions 0-3: v1 is v0 (the answer may come before throttling); v2 is flexible; v3 may answer
+THROTTLING_QUOTA_EXCEEDED (KIP-599). Mirrors ControllerApis.createPartitions and
+ReplicationControlManager.createPartitions.
+
+ControllerApis answers duplicate names itself, refuses the topics the caller may not ALTER
+(TOPIC_AUTHORIZATION_FAILED, before anything is looked up) and hands the rest to the controller as one
+operation, which answers each topic on its own: manual assignments are validated against the registered
+brokers, and the new partitions of the whole request are bounded by the controller's records-per-operation
+limit.
 """
 
 from __future__ import annotations

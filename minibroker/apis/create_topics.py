@@ -1,13 +1,17 @@
 """CreateTopics (19): new topics with partitions and validated config overrides.
 
-Versions 2-7, and 0-1 for release profiles before 4.0. ControllerApis.createTopics answers duplicated
-names itself, authorizes the rest (CREATE
-on the cluster, else CREATE on each topic: TOPIC_AUTHORIZATION_FAILED, "Authorization failed.", and
-nothing created) and hands the authorized topics to the controller as one operation
-(ReplicationControlManager.createTopics). A created topic's configs, partition count and replication
-factor are answered only to a caller that may DESCRIBE_CONFIGS it (else topic_config_error_code
-TOPIC_AUTHORIZATION_FAILED). When the operation is too large as a whole, every topic of the request
-gets the controller's POLICY_VIOLATION and nothing is created (CreateTopicsRequest.getErrorResponse).
+Versions 2-7, and 0-1 only for release profiles before 4.0 (removed by KIP-896 in Kafka 4.0): v1 adds
+validateOnly and per-topic error messages; v2 the throttle time; v4 makes the partition count and replication
+factor optional without assignments (KIP-464); v5 is flexible and answers the created topics' configs
+(KIP-525); v6 may answer THROTTLING_QUOTA_EXCEEDED (KIP-599); v7 answers the new topic's id. Mirrors
+ControllerApis.createTopics and ReplicationControlManager.createTopics.
+
+ControllerApis answers duplicated names itself, authorizes the rest (CREATE on the cluster, else CREATE on each
+topic: TOPIC_AUTHORIZATION_FAILED, "Authorization failed.", and nothing created) and hands the authorized
+topics to the controller as one operation. A created topic's configs, partition count and replication factor
+are answered only to a caller that may DESCRIBE_CONFIGS it (else topic_config_error_code
+TOPIC_AUTHORIZATION_FAILED). When the operation is too large as a whole, every topic of the request gets the
+controller's POLICY_VIOLATION and nothing is created (CreateTopicsRequest.getErrorResponse).
 `__cluster_metadata` is never created, whoever asks: INVALID_REQUEST, answered with the refused topics.
 """
 

@@ -1,15 +1,16 @@
-"""DeleteAcls (31) v1-3: remove the ACLs each filter matches, as KRaft Kafka does.
+"""DeleteAcls (31): remove the ACLs each filter matches, as KRaft Kafka does.
 
-Kafka 4 forwards DeleteAcls to the controller: AclApis.handleDeleteAcls needs ALTER on the cluster
-(else CLUSTER_AUTHORIZATION_FAILED for every filter); with no `authorizer.class.name` every filter
-gets SECURITY_DISABLED ("No Authorizer is configured."). Each filter answers with the ACLs it
-removed (AclControlManager.deleteAcls); an ACL two filters match is reported by both. As
-DeleteAclsRequest.normalizeAndValidate does while the request is parsed, a filter with an UNKNOWN
-code closes the connection.
+Versions 1-3, and v0 only for release profiles before 4.0 (removed by KIP-896 in Kafka 4.0): v1 adds the
+pattern type; v2 is flexible; v3 adds the USER resource type. v0 has no pattern type: Kafka reads it as
+LITERAL, so a v0 filter matches only LITERAL patterns, and the answer, which cannot name a pattern type either,
+holds only LITERAL ones. Mirrors AclApis.handleDeleteAcls and AclControlManager.deleteAcls on the controller,
+to which Kafka 4 forwards DeleteAcls.
 
-v0 (removed by KIP-896 in Kafka 4.0, served for older release profiles) has no pattern type: Kafka reads it as
-LITERAL, so a v0 filter matches only LITERAL patterns, and the answer, which cannot name a pattern type
-either, holds only LITERAL ones.
+It needs ALTER on the cluster (else CLUSTER_AUTHORIZATION_FAILED for every filter); with no
+`authorizer.class.name` every filter gets SECURITY_DISABLED ("No Authorizer is configured."). Each filter
+answers with the ACLs it removed; an ACL two filters match is reported by both. As
+DeleteAclsRequest.normalizeAndValidate does while the request is parsed, a filter with an UNKNOWN code closes
+the connection.
 """
 
 from __future__ import annotations

@@ -1,8 +1,11 @@
 """DeleteGroups (42): remove empty groups and their offsets.
 
-As KafkaApis.handleDeleteGroupsRequest, a group named more than once is deleted and answered once; each group
-needs DELETE, and the refused ones are answered GROUP_AUTHORIZATION_FAILED after the others and not deleted.
-Classic and KIP-848 consumer groups alike: a consumer group with members is NON_EMPTY_GROUP.
+Versions 0-3: v1 is v0 (the answer may come before throttling); v2 is flexible; v3 adds a per-group error
+message. Mirrors KafkaApis.handleDeleteGroupsRequest and GroupCoordinatorService.deleteGroups.
+
+A group named more than once is deleted and answered once; each group needs DELETE, and the refused ones are
+answered GROUP_AUTHORIZATION_FAILED after the others and not deleted. Classic and KIP-848 consumer groups
+alike: a consumer group with members is NON_EMPTY_GROUP.
 """
 
 from __future__ import annotations

@@ -1,7 +1,10 @@
 """DeleteRecords (21): move a partition's log start offset forward.
 
-Authorized as KafkaApis.handleDeleteRecordsRequest: DELETE on the topic, checked before the partition
-is looked up (TOPIC_AUTHORIZATION_FAILED, nothing deleted).
+Versions 0-2: v1 is v0 (the answer may come before throttling); v2 is flexible. Mirrors
+KafkaApis.handleDeleteRecordsRequest and ReplicaManager.deleteRecords.
+
+DELETE on the topic is checked before the partition is looked up (TOPIC_AUTHORIZATION_FAILED, nothing
+deleted).
 """
 
 from __future__ import annotations

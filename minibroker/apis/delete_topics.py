@@ -1,13 +1,17 @@
-"""DeleteTopics (20): remove topics by name (v0-5; v0 only for release profiles before 4.0) or by name or id (v6).
+"""DeleteTopics (20): remove topics by name, or from v6 by name or id.
 
-As ControllerApis.deleteTopics. With `delete.topic.enable=false` the operation fails as a whole: every topic
-of the request is answered as given with TOPIC_DELETION_DISABLED (INVALID_REQUEST before v3) and no message
-(DeleteTopicsRequest.getErrorResponse). Otherwise a v6 topic gives a name or an id, not neither nor both, and
-a name or id given twice is answered once as a duplicate (INVALID_REQUEST). Authorization: DELETE on the
-cluster covers every topic; else a topic needs DELETE on itself, and one the caller may not DESCRIBE is
-refused without saying whether it exists (a name is TOPIC_AUTHORIZATION_FAILED before
-UNKNOWN_TOPIC_OR_PARTITION; an id resolved to such a topic is answered without its name). Nothing refused
-is deleted. Kafka shuffles its answers; here each comes at the place of its topic in the request.
+Versions 1-6, and v0 only for release profiles before 4.0 (removed by KIP-896 in Kafka 4.0): v0-3 are one
+request shape, v1 adds the throttle time and v3 TOPIC_DELETION_DISABLED; v4 is flexible; v5 adds error messages
+and THROTTLING_QUOTA_EXCEEDED (KIP-599); v6 names topics by name or id. Mirrors ControllerApis.deleteTopics.
+
+With `delete.topic.enable=false` the operation fails as a whole: every topic of the request is answered as
+given with TOPIC_DELETION_DISABLED (INVALID_REQUEST before v3) and no message
+(DeleteTopicsRequest.getErrorResponse). Otherwise a v6 topic gives a name or an id, not neither nor both, and a
+name or id given twice is answered once as a duplicate (INVALID_REQUEST). Authorization: DELETE on the cluster
+covers every topic; else a topic needs DELETE on itself, and one the caller may not DESCRIBE is refused without
+saying whether it exists (a name is TOPIC_AUTHORIZATION_FAILED before UNKNOWN_TOPIC_OR_PARTITION; an id
+resolved to such a topic is answered without its name). Nothing refused is deleted. Kafka shuffles its
+answers; here each comes at the place of its topic in the request.
 """
 
 from __future__ import annotations

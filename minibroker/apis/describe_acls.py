@@ -1,14 +1,14 @@
-"""DescribeAcls (29) v1-3: the ACLs a filter matches, grouped by resource pattern (AclApis.handleDescribeAcls).
+"""DescribeAcls (29): the ACLs a filter matches, grouped by resource pattern.
 
-Needs DESCRIBE on the cluster (else CLUSTER_AUTHORIZATION_FAILED, DescribeAclsRequest.getErrorResponse);
-with no `authorizer.class.name`: SECURITY_DISABLED and "No Authorizer is configured on the broker".
-Filter semantics are AclBindingFilter.matches (core/acls.py), MATCH included. As
-DescribeAclsRequest.normalizeAndValidate does while the request is parsed, a filter with an UNKNOWN
-code closes the connection.
+Versions 1-3, and v0 only for release profiles before 4.0 (removed by KIP-896 in Kafka 4.0): v1 adds the
+pattern type; v2 is flexible; v3 adds the USER resource type. v0 has no pattern type: Kafka reads it as
+LITERAL, so a v0 filter matches only LITERAL patterns, and the answer, which cannot name a pattern type either,
+holds only LITERAL ones. Mirrors AclApis.handleDescribeAcls.
 
-v0 (removed by KIP-896 in Kafka 4.0, served for older release profiles) has no pattern type: Kafka reads it as
-LITERAL, so a v0 filter matches only LITERAL patterns, and the answer, which cannot name a pattern type
-either, holds only LITERAL ones.
+Needs DESCRIBE on the cluster (else CLUSTER_AUTHORIZATION_FAILED, DescribeAclsRequest.getErrorResponse); with
+no `authorizer.class.name`: SECURITY_DISABLED and "No Authorizer is configured on the broker". Filter semantics
+are AclBindingFilter.matches (core/acls.py), MATCH included. As DescribeAclsRequest.normalizeAndValidate does
+while the request is parsed, a filter with an UNKNOWN code closes the connection.
 """
 
 from __future__ import annotations

@@ -1,7 +1,11 @@
 """DescribeCluster (60): cluster id, controller and brokers, as the Admin client reads them.
 
-Versions 0-2, as KafkaApis/AuthHelper.computeDescribeClusterResponse; the cluster's authorized
-operations when asked (none at all unless the caller may DESCRIBE the cluster).
+Versions 0-2: v1 adds the endpoint type (KIP-919) and may answer MISMATCHED_ENDPOINT_TYPE; v2 adds
+IncludeFencedBrokers and each broker's IsFenced (KIP-1073). Mirrors KafkaApis.handleDescribeCluster and
+AuthHelper.computeDescribeClusterResponse.
+
+The cluster's authorized operations are answered when asked (none at all unless the caller may DESCRIBE the
+cluster).
 """
 
 from __future__ import annotations

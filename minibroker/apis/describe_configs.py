@@ -1,16 +1,17 @@
-"""DescribeConfigs (32), v1-4 (v0 for release profiles before 4.0): values with Kafka's config sources,
-synonyms, types and docs.
+"""DescribeConfigs (32): values with Kafka's config sources, synonyms, types and docs.
 
-Mirrors Kafka's ConfigHelper.describeConfigs: a TOPIC lists every topic config (LogConfig), BROKER "<id>"
-every broker config of the receiving node (read-only ones included), BROKER "" only the dynamic
-cluster defaults that are set, a GROUP every group config (Kafka 4; a group never configured, or that does
-not exist, shows the broker's defaults); values, sources and synonyms come from the config registry (core/config.py),
-which holds the cluster's release's configs. Listed by name, except on a 3.9 (or 2.8) profile when keys are asked for:
-Kafka 3.9 filters them into a Scala HashMap and lists them in its order.
-Authorized first, as ConfigHelper.handleDescribeConfigsRequest: DESCRIBE_CONFIGS on a TOPIC or GROUP
-resource itself, on the cluster for BROKER, BROKER_LOGGER and CLIENT_METRICS; a refused resource is answered after the
-described ones with TOPIC_, GROUP_ or CLUSTER_AUTHORIZATION_FAILED and nothing looked up. A resource type
-Kafka does not know fails the whole request, every resource INVALID_REQUEST and nothing described.
+Versions 1-4, and v0 only for release profiles before 4.0 (removed by KIP-896 in Kafka 4.0): v1 adds
+IncludeSynonyms, config sources and synonyms in place of IsDefault; v3 adds IncludeDocumentation and config
+types; v4 is flexible. Mirrors ConfigHelper.handleDescribeConfigsRequest and ConfigHelper.describeConfigs.
+
+A TOPIC lists every topic config (LogConfig), BROKER "<id>" every broker config of the receiving node
+(read-only ones included), BROKER "" only the dynamic cluster defaults that are set, a GROUP every group
+config (Kafka 4; a group never configured, or that does not exist, shows the broker's defaults); values,
+sources and synonyms come from the config registry (core/config.py). Authorized first: DESCRIBE_CONFIGS on a
+TOPIC or GROUP resource itself, on the cluster for BROKER, BROKER_LOGGER and CLIENT_METRICS; a refused resource
+is answered after the described ones with TOPIC_, GROUP_ or CLUSTER_AUTHORIZATION_FAILED and nothing looked
+up. A resource type Kafka does not know fails the whole request, every resource INVALID_REQUEST and nothing
+described.
 """
 
 from __future__ import annotations
