@@ -1,10 +1,13 @@
 """DescribeGroups (15): state, protocol and members of classic groups.
 
-Versions 0-6, as KafkaApis.handleDescribeGroupsRequest: each group needs DESCRIBE, else it is answered
-GROUP_AUTHORIZATION_FAILED with nothing about it (DescribeGroupsResponse.groupError), ahead of the
-described groups; from v3 the caller's authorized operations on each described group when asked.
-A KIP-848 consumer group is not a classic group: "Dead" with no error before v6, from v6
-GROUP_ID_NOT_FOUND "Group X is not a classic group." (what Kafka 4 answers; ConsumerGroupDescribe describes it).
+Versions 0-6: v1 adds the throttle time; v3 the authorized operations on each group, when asked; v4 each
+member's group instance id; v5 is flexible; v6 answers GROUP_ID_NOT_FOUND for a group that does not exist
+(KIP-1043). Mirrors KafkaApis.handleDescribeGroupsRequest.
+
+Each group needs DESCRIBE, else it is answered GROUP_AUTHORIZATION_FAILED with nothing about it
+(DescribeGroupsResponse.groupError), ahead of the described groups. A KIP-848 consumer group is not a classic
+group: "Dead" with no error before v6, from v6 GROUP_ID_NOT_FOUND "Group X is not a classic group." (what
+Kafka 4 answers; ConsumerGroupDescribe describes it).
 """
 
 from __future__ import annotations

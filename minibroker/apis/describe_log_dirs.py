@@ -1,13 +1,14 @@
-"""DescribeLogDirs (35) v1-5: the one log directory of this node and the size of each partition in it.
+"""DescribeLogDirs (35): the one log directory of this node and the size of each partition in it.
 
-Mirrors KafkaApis.handleDescribeLogDirsRequest and ReplicaManager.describeLogDirs: a caller that may
-not DESCRIBE the cluster gets no log directory and, from v3, CLUSTER_AUTHORIZATION_FAILED; otherwise
-one entry per log directory with error NONE, holding the topics whose partitions this node hosts
-(only the requested ones, or all when `topics` is null; a topic left with no partition is left out),
-each partition's size in bytes, offset lag max(HW - LEO, 0) and isFutureKey false (no
-AlterReplicaLogDirs here). v3 adds the top-level error code, v4 the
-volume's total and usable bytes, v5 IsCordoned (never: nothing cordons a directory here).
-v0 (removed by KIP-896 in Kafka 4.0, served for older release profiles) is v1 without quota throttling.
+Versions 1-5, and v0 only for release profiles before 4.0 (removed by KIP-896 in Kafka 4.0; v1 is v0 with quota
+throttling): v2 is flexible; v3 adds the top-level error code; v4 the volume's total and usable bytes; v5
+IsCordoned (never: nothing cordons a directory here). Mirrors KafkaApis.handleDescribeLogDirsRequest and
+ReplicaManager.describeLogDirs.
+
+A caller that may not DESCRIBE the cluster gets no log directory and, from v3, CLUSTER_AUTHORIZATION_FAILED;
+otherwise one entry per log directory with error NONE, holding the topics whose partitions this node hosts
+(only the requested ones, or all when `topics` is null; a topic left with no partition is left out), each
+partition's size in bytes, offset lag max(HW - LEO, 0) and isFutureKey false (no AlterReplicaLogDirs here).
 """
 
 from __future__ import annotations

@@ -1,11 +1,13 @@
 """DescribeProducers (61): the active idempotent producers of each partition.
 
-KafkaApis.handleDescribeProducersRequest checks each topic's name first (INVALID_TOPIC_EXCEPTION with
-Topic.validate's message), then, with an authorizer, READ on it (TOPIC_AUTHORIZATION_FAILED), then whether it
-exists (UNKNOWN_TOPIC_OR_PARTITION); each of these answers every partition of the topic, with a message.
-The rest is ReplicaManager.activeProducerState, without a message: any replica of the partition answers, the
-leader or a follower (every replica here shares the one log and its producer state), a node without one
-NOT_LEADER_OR_FOLLOWER.
+Version 0, the only one. Mirrors KafkaApis.handleDescribeProducersRequest and
+ReplicaManager.activeProducerState.
+
+Each topic's name is checked first (INVALID_TOPIC_EXCEPTION with Topic.validate's message), then, with an
+authorizer, READ on it (TOPIC_AUTHORIZATION_FAILED), then whether it exists (UNKNOWN_TOPIC_OR_PARTITION); each
+of these answers every partition of the topic, with a message. The rest is answered without a message: any
+replica of the partition answers, the leader or a follower (every replica here shares the one log and its
+producer state), a node without one NOT_LEADER_OR_FOLLOWER.
 """
 
 from __future__ import annotations

@@ -1,9 +1,10 @@
 """DescribeTopicPartitions (75): topic and partition metadata with a paging cursor.
 
-Version 0, as DescribeTopicPartitionsRequestHandler: a topic needs DESCRIBE to be described. Listing
-every topic leaves out the ones the caller may not describe; one asked for by name is answered
-TOPIC_AUTHORIZATION_FAILED, after the described ones and whether or not it exists. Every described
-topic carries the operations the caller may perform on it, unasked.
+Version 0, the only one. Mirrors DescribeTopicPartitionsRequestHandler.
+
+A topic needs DESCRIBE to be described. Listing every topic leaves out the ones the caller may not describe;
+one asked for by name is answered TOPIC_AUTHORIZATION_FAILED, after the described ones and whether or not it
+exists. Every described topic carries the operations the caller may perform on it, unasked.
 """
 
 from __future__ import annotations

@@ -1,9 +1,11 @@
 """DescribeTransactions (65): state, producer and partitions of transactional ids.
 
-With an authorizer (KafkaApis.handleDescribeTransactionsRequest): DESCRIBE on each transactional id, else
-TRANSACTIONAL_ID_AUTHORIZATION_FAILED for it; partitions of topics the caller may not DESCRIBE are left out.
-An empty id is INVALID_REQUEST, one this node does not coordinate NOT_COORDINATOR, an unknown one
-TRANSACTIONAL_ID_NOT_FOUND (TransactionCoordinator.handleDescribeTransactions).
+Version 0, the only one. Mirrors KafkaApis.handleDescribeTransactionsRequest and
+TransactionCoordinator.handleDescribeTransactions.
+
+With an authorizer: DESCRIBE on each transactional id, else TRANSACTIONAL_ID_AUTHORIZATION_FAILED for it;
+partitions of topics the caller may not DESCRIBE are left out. An empty id is INVALID_REQUEST, one this node
+does not coordinate NOT_COORDINATOR, an unknown one TRANSACTIONAL_ID_NOT_FOUND.
 """
 
 from __future__ import annotations

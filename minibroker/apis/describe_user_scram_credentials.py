@@ -1,9 +1,11 @@
-"""DescribeUserScramCredentials (50) v0: the SCRAM mechanisms and iterations each user has (KIP-554).
+"""DescribeUserScramCredentials (50): each user's SCRAM mechanisms and iterations (KIP-554).
 
-Mirrors KRaft's ScramImage.describe: no users (null or empty) lists every user with a credential;
-a named user without one gets RESOURCE_NOT_FOUND, a user named twice DUPLICATE_RESOURCE, each
-with Kafka's message. Salts and keys never leave the broker. It needs DESCRIBE on the cluster
-(KafkaApis.handleDescribeUserScramCredentialsRequest), else DescribeUserScramCredentialsRequest.getErrorResponse.
+Version 0, the only one. Mirrors KafkaApis.handleDescribeUserScramCredentialsRequest and KRaft's
+ScramImage.describe.
+
+No users (null or empty) lists every user with a credential; a named user without one gets RESOURCE_NOT_FOUND,
+a user named twice DUPLICATE_RESOURCE, each with Kafka's message. Salts and keys never leave the broker. It
+needs DESCRIBE on the cluster, else DescribeUserScramCredentialsRequest.getErrorResponse.
 """
 
 from __future__ import annotations

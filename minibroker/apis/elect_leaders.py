@@ -1,7 +1,10 @@
 """ElectLeaders (43): make partitions' preferred (first) replicas their leaders.
 
-Needs ALTER on the cluster (ControllerApis.handleElectLeaders); a refused request elects nothing and is
-answered as ElectLeadersRequest.getErrorResponse answers it.
+Versions 0-2: v1 adds the election type (KIP-460) and a top-level error code; v2 is flexible. Mirrors
+ControllerApis.handleElectLeaders.
+
+Needs ALTER on the cluster; a refused request elects nothing and is answered as
+ElectLeadersRequest.getErrorResponse answers it.
 """
 
 from __future__ import annotations

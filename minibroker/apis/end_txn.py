@@ -1,7 +1,7 @@
 """EndTxn (26): commit or abort a transaction.
 
-Versions 0-5. v2 learnt PRODUCER_FENCED (INVALID_PRODUCER_EPOCH before), v3 is flexible, v4 may answer
-TRANSACTION_ABORTABLE (KIP-890 part 1), v5 is a transactions V2 client (KIP-890 part 2,
+Versions 0-5: v2 may answer PRODUCER_FENCED (INVALID_PRODUCER_EPOCH before); v3 is flexible; v4 may answer
+TRANSACTION_ABORTABLE (KIP-890 part 1); v5 is a transactions V2 client (KIP-890 part 2,
 TransactionVersion.transactionVersionForEndTxn, whatever `transaction.version` the cluster finalized): the
 coordinator bumps the epoch at every commit or abort and the answer carries the producer id and epoch to use
 next (-1 on an error). Mirrors KafkaApis.handleEndTxnRequest and TransactionCoordinator.handleEndTransaction.

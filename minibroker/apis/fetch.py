@@ -1,20 +1,25 @@
 """Fetch (1): stored batches back to back, with a long poll woken by appends, and fetch sessions (v7+).
 
-Sessions are Kafka's FetchManager (KIP-227, core/fetch_sessions.py), one cache per node: a full request
-(epoch 0) is answered whole and opens a session, an incremental one names only the partitions it adds,
-changes or forgets and is answered with only the partitions that changed; epoch -1 fetches sessionless.
-With an authorizer a consumer needs READ on each topic (TOPIC_AUTHORIZATION_FAILED otherwise, before an
-unknown topic is reported), a follower CLUSTER_ACTION on the cluster (KafkaApis.handleFetchRequest).
+Versions 4-18, and v0-3 only for release profiles before 4.0 (removed by KIP-896 in Kafka 4.0): v4 adds the
+isolation level and message format v2; v5 the log start offset; v7 fetch sessions (KIP-227); v9 the current
+leader epoch (KIP-320); v10 zstd; v12 is flexible, with the last fetched epoch and the current leader; v13 names
+topics by id (KIP-516); v15 the replica state (KIP-903); v16 node endpoints (KIP-951); v17 the directory id
+(KIP-853); v18 the high watermark (KIP-1166). Mirrors KafkaApis.handleFetchRequest and FetchManager.
 
-v0-3 (removed by KIP-896 in Kafka 4.0, served for older release profiles) have no isolation level
-(READ_UNCOMMITTED), log start offset, sessions or topic ids, and read message formats the log no longer
-stores: as Kafka 3.9's maybeConvertFetchedData, the batches are down-converted, to magic 0 for v0-1 and magic
-1 for v2-3 (records.down_convert, LazyDownConversionRecords), into new bytes rather than the stored ones.
-v0-2 have no request-wide max_bytes and no KIP-74 "at least one batch": a first batch larger than
-partition_max_bytes gives nothing but an overflow entry. Below v10 a topic whose compression.type is zstd,
-or a zstd batch to down-convert first, is UNSUPPORTED_COMPRESSION_TYPE. Not modelled: the topic config
-`message.downconversion.enable` (not in the config registry; Kafka's default, true, is what is served), and
-the partial batch Kafka's log slice can end with, which it counts in the size it announces.
+Sessions are Kafka's FetchManager (core/fetch_sessions.py), one cache per node: a full request (epoch 0) is
+answered whole and opens a session, an incremental one names only the partitions it adds, changes or forgets
+and is answered with only the partitions that changed; epoch -1 fetches sessionless. With an authorizer a
+consumer needs READ on each topic (TOPIC_AUTHORIZATION_FAILED otherwise, before an unknown topic is reported),
+a follower CLUSTER_ACTION on the cluster.
+
+v0-3 have no isolation level (READ_UNCOMMITTED), log start offset, sessions or topic ids, and read message
+formats the log no longer stores: as Kafka 3.9's maybeConvertFetchedData, the batches are down-converted, to
+magic 0 for v0-1 and magic 1 for v2-3 (records.down_convert, LazyDownConversionRecords), into new bytes rather
+than the stored ones. v0-2 have no request-wide max_bytes and no KIP-74 "at least one batch": a first batch
+larger than partition_max_bytes gives nothing but an overflow entry. Below v10 a topic whose compression.type
+is zstd, or a zstd batch to down-convert first, is UNSUPPORTED_COMPRESSION_TYPE. Not modelled: the topic
+config `message.downconversion.enable` (not in the config registry; Kafka's default, true, is what is served),
+and the partial batch Kafka's log slice can end with, which it counts in the size it announces.
 """
 
 from __future__ import annotations

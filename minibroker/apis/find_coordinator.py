@@ -1,8 +1,12 @@
 """FindCoordinator (10): the node coordinating a group or a transactional id.
 
-As KafkaApis.getCoordinator, a group key needs DESCRIBE on the group (else GROUP_AUTHORIZATION_FAILED)
-and a transactional key DESCRIBE on the transactional id (else TRANSACTIONAL_ID_AUTHORIZATION_FAILED),
-checked per key for the batched v4+ and for the single key of v0-3.
+Versions 0-6: v1 adds the key type, the throttle time and error messages; v3 is flexible; v4 batches keys
+(KIP-699); v5 may answer TRANSACTION_ABORTABLE (KIP-890); v6 adds share group keys (KIP-932). Mirrors
+KafkaApis.handleFindCoordinatorRequest and KafkaApis.getCoordinator.
+
+A group key needs DESCRIBE on the group (else GROUP_AUTHORIZATION_FAILED) and a transactional key DESCRIBE on
+the transactional id (else TRANSACTIONAL_ID_AUTHORIZATION_FAILED), checked per key for the batched v4+ and for
+the single key of v0-3.
 """
 
 from __future__ import annotations

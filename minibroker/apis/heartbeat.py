@@ -1,8 +1,11 @@
 """Heartbeat (12): keep a member's session alive; learn of a rebalance.
 
-Needs READ on the group (KafkaApis.handleHeartbeatRequest), else GROUP_AUTHORIZATION_FAILED and the
-session is not touched. A classic member of a KIP-848 consumer group is told REBALANCE_IN_PROGRESS when it
-must rejoin to reconcile (GroupMetadataManager.classicGroupHeartbeatToConsumerGroup).
+Versions 0-4: v1 adds the throttle time; v3 the group instance id (static membership); v4 is flexible. Mirrors
+KafkaApis.handleHeartbeatRequest and the classic group coordinator's heartbeat.
+
+Needs READ on the group, else GROUP_AUTHORIZATION_FAILED and the session is not touched. A classic member of a
+KIP-848 consumer group is told REBALANCE_IN_PROGRESS when it must rejoin to reconcile
+(GroupMetadataManager.classicGroupHeartbeatToConsumerGroup).
 """
 
 from __future__ import annotations

@@ -1,12 +1,14 @@
-"""IncrementalAlterConfigs (44), v0-1: SET, DELETE, APPEND and SUBTRACT single configs.
+"""IncrementalAlterConfigs (44): SET, DELETE, APPEND and SUBTRACT single configs.
 
-Mirrors Kafka 4's path: ConfigAdminManager.preprocess on the receiving broker (duplicates, null values, the
-broker id, prepareIncrementalConfigs and DynamicBrokerConfig's checks for broker configs, log4j levels for
-BROKER_LOGGER after ALTER_CONFIGS on the cluster), then on the controller ControllerApis.authorizeAlterResource
-(ALTER_CONFIGS on a TOPIC or GROUP resource itself, on the cluster for BROKER and CLIENT_METRICS; a refused
-resource changes nothing) and ConfigurationControlManager.incrementalAlterConfigs for topics and groups
-(GroupConfig.validate: names, values, the broker's bounds). Every check
-and every change goes through the config registry (core/config.py).
+Versions 0-1: v1 is flexible. Mirrors Kafka 4's path: ConfigAdminManager.preprocess on the receiving broker
+(duplicates, null values, the broker id, prepareIncrementalConfigs and DynamicBrokerConfig's checks for broker
+configs, log4j levels for BROKER_LOGGER after ALTER_CONFIGS on the cluster), then on the controller
+ControllerApis.authorizeAlterResource (ALTER_CONFIGS on a TOPIC or GROUP resource itself, on the cluster for
+BROKER and CLIENT_METRICS; a refused resource changes nothing) and
+ConfigurationControlManager.incrementalAlterConfigs for topics and groups (GroupConfig.validate: names, values,
+the broker's bounds).
+
+Every check and every change goes through the config registry (core/config.py).
 """
 
 from __future__ import annotations

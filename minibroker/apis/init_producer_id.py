@@ -1,8 +1,12 @@
 """InitProducerId (22): a producer id and epoch for idempotent and transactional producers.
 
-With an authorizer: WRITE on the transactional id, or for an idempotent producer IDEMPOTENT_WRITE on
-the cluster or WRITE on any topic (KafkaApis.handleInitProducerIdRequest). From v3 a producer id without an
-epoch, or an epoch without an id, is INVALID_REQUEST (KIP-360), as Kafka 4.3.1 answers.
+Versions 0-5 (not v6, KIP-939's two-phase commit): v2 is flexible; v3 adds the producer id and epoch a producer
+resumes with after INVALID_PRODUCER_EPOCH (KIP-360); v4 may answer PRODUCER_FENCED; v5 TRANSACTION_ABORTABLE
+(KIP-890). Mirrors KafkaApis.handleInitProducerIdRequest and TransactionCoordinator.handleInitProducerId.
+
+With an authorizer: WRITE on the transactional id, or for an idempotent producer IDEMPOTENT_WRITE on the
+cluster or WRITE on any topic. From v3 a producer id without an epoch, or an epoch without an id, is
+INVALID_REQUEST, as Kafka 4.3.1 answers.
 """
 
 from __future__ import annotations

@@ -1,11 +1,16 @@
 """JoinGroup (11): join a classic group; answered when the rebalance's join phase ends.
 
+Versions 0-9: v1 adds the rebalance timeout; v2 the throttle time; v4 has a new member rejoin with the member id
+it was given (MEMBER_ID_REQUIRED); v5 the group instance id (static membership); v6 is flexible; v7 answers the
+protocol type (KIP-559); v8 adds the reason (KIP-800); v9 SkipAssignment. Mirrors
+KafkaApis.handleJoinGroupRequest and GroupMetadataManager's classic group join.
+
 Joining a KIP-848 consumer group that has members makes a classic-protocol member of it (online migration,
 GroupMetadataManager.classicGroupJoinToConsumerGroup): answered at once with the member epoch as generation,
 no leader and the assignment the broker computed (sent by SyncGroup).
 
-Needs READ on the group (KafkaApis.handleJoinGroupRequest), else JoinGroupRequest.getErrorResponse with
-GROUP_AUTHORIZATION_FAILED: no member id, generation -1, no members, and nothing joins.
+Needs READ on the group, else JoinGroupRequest.getErrorResponse with GROUP_AUTHORIZATION_FAILED: no member id,
+generation -1, no members, and nothing joins.
 """
 
 from __future__ import annotations

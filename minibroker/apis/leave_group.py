@@ -1,8 +1,11 @@
-"""LeaveGroup (13): members leave (one in v0-2, a batch with instance ids from v3).
+"""LeaveGroup (13): members leave a group.
 
-Needs READ on the group (KafkaApis.handleLeaveGroupRequest), else LeaveGroupRequest.getErrorResponse:
-GROUP_AUTHORIZATION_FAILED at the top level, no member results, and nobody leaves. Classic members of a
-KIP-848 consumer group leave it the same way; when only classic members remain, the group becomes classic again.
+Versions 0-5: one member in v0-2, v1 adding the throttle time; v3 a batch of members with group instance ids; v4
+is flexible; v5 adds the reason (KIP-800). Mirrors KafkaApis.handleLeaveGroupRequest.
+
+Needs READ on the group, else LeaveGroupRequest.getErrorResponse: GROUP_AUTHORIZATION_FAILED at the top level,
+no member results, and nobody leaves. Classic members of a KIP-848 consumer group leave it the same way; when
+only classic members remain, the group becomes classic again.
 """
 
 from __future__ import annotations

@@ -1,13 +1,14 @@
-"""ListConfigResources (74), v0-1: the resources a DescribeConfigs may name (KIP-1142; ListClientMetricsResources
-before it, KIP-714).
+"""ListConfigResources (74): the resources a DescribeConfigs may name (KIP-1142).
 
-Mirrors KafkaApis.handleListConfigResources as Kafka 4.3.1 answers it. v0 lists client metrics resources
-only: minibroker has none (it does not implement KIP-714 client metrics), so the list is empty. v1 adds
-`resource_types` and each entry's type; an empty list means every type, listed as Kafka lists them: the
-groups that have configs (GROUP), this node as BROKER_LOGGER and as BROKER, every topic (TOPIC), then
-client metrics (none). A type Kafka does not list (UNKNOWN 0, or any other id) fails the whole request
-with UNSUPPORTED_VERSION; a type named twice is listed once. Needs DESCRIBE_CONFIGS on the cluster, else
-CLUSTER_AUTHORIZATION_FAILED and nothing listed.
+Versions 0-1: v0 is ListClientMetricsResources (KIP-714) and lists client metrics resources only: minibroker
+has none (it does not implement KIP-714 client metrics), so the list is empty; v1 adds `resource_types` and
+each entry's type. Mirrors KafkaApis.handleListConfigResources as Kafka 4.3.1 answers it.
+
+In v1 an empty `resource_types` means every type, listed as Kafka lists them: the groups that have configs
+(GROUP), this node as BROKER_LOGGER and as BROKER, every topic (TOPIC), then client metrics (none). A type
+Kafka does not list (UNKNOWN 0, or any other id) fails the whole request with UNSUPPORTED_VERSION; a type
+named twice is listed once. Needs DESCRIBE_CONFIGS on the cluster, else CLUSTER_AUTHORIZATION_FAILED and
+nothing listed.
 """
 
 from __future__ import annotations

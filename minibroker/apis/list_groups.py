@@ -1,8 +1,10 @@
-"""ListGroups (16): every group, filtered by state (v4+) and type (v5+).
+"""ListGroups (16): every group, filtered by state and type.
 
-As KafkaApis.handleListGroupsRequest, DESCRIBE on the cluster lists every group; without it only the
-groups the caller may DESCRIBE are listed (the others are left out, no error). Classic and KIP-848
-consumer groups are listed alike, each with its type.
+Versions 0-5: v1 adds the throttle time; v3 is flexible; v4 adds the states filter and each group's state
+(KIP-518); v5 the types filter and each group's type (KIP-848). Mirrors KafkaApis.handleListGroupsRequest.
+
+DESCRIBE on the cluster lists every group; without it only the groups the caller may DESCRIBE are listed (the
+others are left out, no error). Classic and KIP-848 consumer groups are listed alike, each with its type.
 """
 
 from __future__ import annotations

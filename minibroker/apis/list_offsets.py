@@ -1,14 +1,19 @@
 """ListOffsets (2): earliest, latest, by timestamp and max timestamp offsets.
 
-With an authorizer: DESCRIBE on each topic, else its partitions get TOPIC_AUTHORIZATION_FAILED, before an
-unknown topic is reported; refused topics come last in the answer, each entry as it was asked
-(KafkaApis.handleListOffsetRequest). The rest is ReplicaManager.fetchOffset: a partition named more than once
-in the request is INVALID_REQUEST, then a special timestamp the request's version does not know is
-UNSUPPORTED_VERSION, both before the partition is looked up; each partition is answered once, and each topic
-in one entry.
+Versions 1-11, and v0 only for release profiles before 4.0 (removed by KIP-896 in Kafka 4.0): v1 answers one
+offset with its timestamp; v2 adds the isolation level; v4 the current leader epoch; v5 may answer
+OFFSET_NOT_AVAILABLE; v6 is flexible; v7 lists by max timestamp (KIP-734); v8 by local log start offset
+(KIP-405); v9 by last tiered offset (KIP-1005); v10 allows async remote lookups (KIP-1075); v11 by earliest
+pending upload offset (KIP-1023). Mirrors KafkaApis.handleListOffsetRequest and ReplicaManager.fetchOffset.
 
-v0 (removed by KIP-896 in Kafka 4.0, served for older release profiles) is Kafka 3.9's
-handleListOffsetRequestV0: up to `max_num_offsets` offsets in `old_style_offsets`, newest first.
+With an authorizer: DESCRIBE on each topic, else its partitions get TOPIC_AUTHORIZATION_FAILED, before an
+unknown topic is reported; refused topics come last in the answer, each entry as it was asked. Then a
+partition named more than once in the request is INVALID_REQUEST, then a special timestamp the request's
+version does not know is UNSUPPORTED_VERSION, both before the partition is looked up; each partition is
+answered once, and each topic in one entry.
+
+v0 is Kafka 3.9's handleListOffsetRequestV0: up to `max_num_offsets` offsets in `old_style_offsets`, newest
+first.
 """
 
 from __future__ import annotations

@@ -1,7 +1,10 @@
-"""ListPartitionReassignments (46): reassignments in progress; here they complete at once, so none.
+"""ListPartitionReassignments (46): reassignments in progress.
 
-Needs DESCRIBE on the cluster (ControllerApis.handleListPartitionReassignments); a refused request is
-answered as ListPartitionReassignmentsRequest.getErrorResponse answers it.
+Version 0, the only one. Mirrors ControllerApis.handleListPartitionReassignments; here reassignments complete
+at once, so none is ever in progress.
+
+Needs DESCRIBE on the cluster; a refused request is answered as
+ListPartitionReassignmentsRequest.getErrorResponse answers it.
 """
 
 from __future__ import annotations

@@ -1,7 +1,10 @@
-"""ListTransactions (66): transactional ids filtered by state, producer id, duration (v1) and id pattern (v2).
+"""ListTransactions (66): transactional ids filtered by state and producer id.
 
-With an authorizer only the transactional ids the caller may DESCRIBE are listed
-(KafkaApis.handleListTransactionsRequest).
+Versions 0-2: v1 adds the duration filter (KIP-994); v2 the transactional id pattern (KIP-1152), which may
+answer INVALID_REGULAR_EXPRESSION. Mirrors KafkaApis.handleListTransactionsRequest and
+TransactionCoordinator.handleListTransactions.
+
+With an authorizer only the transactional ids the caller may DESCRIBE are listed.
 """
 
 from __future__ import annotations
