@@ -1,9 +1,14 @@
 """Metadata (3): brokers, topics with ids, partitions and leaders; auto-creates topics.
 
-Versions 0-13, as KafkaApis.handleTopicMetadataRequest answers them: internal topics flagged
-`is_internal`, authorized operations (v8+) when asked, and the unknown topics of one request
-auto-created together, as one CreateTopics that the controller bounds like any other. With an
-authorizer, a topic needs DESCRIBE to be shown and, to be auto-created, CREATE on the cluster or itself.
+Versions 0-13: in v0 an empty topic list means every topic, from v1 a null one does; v1 adds racks, the
+controller and `is_internal`; v2 the cluster id; v3 the throttle time; v4 AllowAutoTopicCreation; v5 offline
+replicas; v7 leader epochs; v8 authorized operations, when asked; v9 is flexible; v10 topic ids; v11 drops the
+cluster's authorized operations (DescribeCluster answers them, KIP-700); v12 looks topics up by id; v13 adds
+a top-level error code. Mirrors KafkaApis.handleTopicMetadataRequest.
+
+The unknown topics of one request are auto-created together, as one CreateTopics that the controller bounds
+like any other. With an authorizer, a topic needs DESCRIBE to be shown and, to be auto-created, CREATE on the
+cluster or itself.
 """
 
 from __future__ import annotations

@@ -1,20 +1,26 @@
 """OffsetCommit (8): store committed offsets after Kafka's generation and member checks.
 
-As KafkaApis.handleOffsetCommitRequest: READ on the group, else every partition gets GROUP_AUTHORIZATION_FAILED
-(OffsetCommitRequest.getErrorResponse, unknown topic ids included). Then the broker answers per topic, in
-this order: from v10 an unknown topic id UNKNOWN_TOPIC_ID; without READ on the topic
-TOPIC_AUTHORIZATION_FAILED, whether it exists or not; a topic it does not know, or a partition the topic does
-not have, UNKNOWN_TOPIC_OR_PARTITION. Only the remaining partitions reach the coordinator, so its errors
-(NOT_COORDINATOR, ILLEGAL_GENERATION, ...) fall on those alone, and with none left it is not asked at all (no
-NOT_COORDINATOR, no group created). The empty group id is a group like any other (only a null one is refused).
-For a KIP-848 consumer group the generation is the member epoch: an older one is STALE_MEMBER_EPOCH, a newer
-one FENCED_MEMBER_EPOCH, and its members must commit with v9+ (ConsumerGroup.validateOffsetCommit).
+Versions 2-10, and v0-1 only for release profiles before 4.0 (removed by KIP-896 in Kafka 4.0): v1 adds the
+generation, member id and a per-partition commit timestamp; v2 a retention time in its place; v3 the throttle
+time; v5 drops the retention time; v6 adds the leader epoch; v7 the group instance id; v8 is flexible; v9 is the
+first for KIP-848 consumer groups (STALE_MEMBER_EPOCH, GROUP_ID_NOT_FOUND); v10 names topics by id only.
+Mirrors KafkaApis.handleOffsetCommitRequest and GroupCoordinatorService.commitOffsets.
 
-v0-1 (removed by KIP-896 in Kafka 4.0) are served for older release profiles as a KRaft 3.9 broker served
-them: v1 commits to the coordinator like v2 (Kafka keeps v1's per-partition commit timestamp as the
-commit time, which only offset expiry reads; here the coordinator stamps the broker's time); v0 meant
-"store in ZooKeeper" (KafkaApis.commitOffsetsToZookeeper), which a KRaft broker refuses after the checks above with
-UNSUPPORTED_VERSION on every partition of the request (OffsetCommitRequest.getErrorResponse).
+READ on the group, else every partition gets GROUP_AUTHORIZATION_FAILED (OffsetCommitRequest.getErrorResponse,
+unknown topic ids included). Then the broker answers per topic, in this order: from v10 an unknown topic id
+UNKNOWN_TOPIC_ID; without READ on the topic TOPIC_AUTHORIZATION_FAILED, whether it exists or not; a topic it
+does not know, or a partition the topic does not have, UNKNOWN_TOPIC_OR_PARTITION. Only the remaining
+partitions reach the coordinator, so its errors (NOT_COORDINATOR, ILLEGAL_GENERATION, ...) fall on those alone,
+and with none left it is not asked at all (no NOT_COORDINATOR, no group created). The empty group id is a group
+like any other (only a null one is refused). For a KIP-848 consumer group the generation is the member epoch:
+an older one is STALE_MEMBER_EPOCH, a newer one FENCED_MEMBER_EPOCH, and its members must commit with v9+
+(ConsumerGroup.validateOffsetCommit).
+
+v0-1 are served as a KRaft 3.9 broker served them: v1 commits to the coordinator like v2 (Kafka keeps v1's
+per-partition commit timestamp as the commit time, which only offset expiry reads; here the coordinator stamps
+the broker's time); v0 meant "store in ZooKeeper" (KafkaApis.commitOffsetsToZookeeper), which a KRaft broker
+refuses after the checks above with UNSUPPORTED_VERSION on every partition of the request
+(OffsetCommitRequest.getErrorResponse).
 """
 
 from __future__ import annotations

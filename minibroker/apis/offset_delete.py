@@ -1,7 +1,9 @@
 """OffsetDelete (47): remove committed offsets the group no longer subscribes to.
 
-As KafkaApis.handleOffsetDeleteRequest: DELETE on the group, else a top-level GROUP_AUTHORIZATION_FAILED and no
-topics (OffsetDeleteRequest.getErrorResponse); then READ on each topic, else its partitions get
+Version 0, the only one. Mirrors KafkaApis.handleOffsetDeleteRequest and GroupCoordinatorService.deleteOffsets.
+
+DELETE on the group, else a top-level GROUP_AUTHORIZATION_FAILED and no topics
+(OffsetDeleteRequest.getErrorResponse); then READ on each topic, else its partitions get
 TOPIC_AUTHORIZATION_FAILED and keep their offsets; then the broker answers a topic it does not know, or a
 partition the topic does not have, UNKNOWN_TOPIC_OR_PARTITION itself. Only the rest reach the coordinator,
 which is asked even with none; a group-level error from it replaces every partition result

@@ -1,15 +1,20 @@
-"""OffsetFetch (9): committed offsets of one group (v1-7) or several (v8+).
+"""OffsetFetch (9): committed offsets of one group, or from v8 of several.
 
-Authorized as KafkaApis.handleOffsetFetchRequest: DESCRIBE on each group, else the group's answer is
-GROUP_AUTHORIZATION_FAILED (OffsetFetchResponse.groupError); then DESCRIBE on each topic: a listed topic the
-caller may not describe is answered TOPIC_AUTHORIZATION_FAILED on its partitions, after the others, and an
-"all partitions" request leaves such topics out without a word.
-From v9 a member of a KIP-848 consumer group names itself and its epoch: UNKNOWN_MEMBER_ID,
-STALE_MEMBER_EPOCH or FENCED_MEMBER_EPOCH for the group otherwise (ConsumerGroup.validateOffsetFetch).
+Versions 1-10, and v0 only for release profiles before 4.0 (removed by KIP-896 in Kafka 4.0): v1 reads the
+offsets topic where v0 read ZooKeeper; v2 allows a null topic list (all topics) and adds a top-level error; v3
+the throttle time; v5 leader epochs; v6 is flexible; v7 RequireStable (UNSTABLE_OFFSET_COMMIT); v8 several
+groups; v9 the member id and epoch of KIP-848 consumer groups; v10 names topics by id only. Mirrors
+KafkaApis.handleOffsetFetchRequest and GroupCoordinatorService.fetchOffsets.
 
-v0 (removed by KIP-896 in Kafka 4.0, served for older release profiles) read offsets from ZooKeeper
-(KafkaApis.handleOffsetFetchRequestFromZookeeper): a KRaft 3.9 broker, once the group is authorized, answers
-it UNSUPPORTED_VERSION on every requested partition (OffsetFetchRequest.getErrorResponse).
+DESCRIBE on each group, else the group's answer is GROUP_AUTHORIZATION_FAILED (OffsetFetchResponse.groupError);
+then DESCRIBE on each topic: a listed topic the caller may not describe is answered TOPIC_AUTHORIZATION_FAILED
+on its partitions, after the others, and an "all partitions" request leaves such topics out without a word.
+From v9 a member of a KIP-848 consumer group names itself and its epoch: UNKNOWN_MEMBER_ID, STALE_MEMBER_EPOCH
+or FENCED_MEMBER_EPOCH for the group otherwise (ConsumerGroup.validateOffsetFetch).
+
+v0 read offsets from ZooKeeper (KafkaApis.handleOffsetFetchRequestFromZookeeper): a KRaft 3.9 broker, once the
+group is authorized, answers it UNSUPPORTED_VERSION on every requested partition
+(OffsetFetchRequest.getErrorResponse).
 """
 
 from __future__ import annotations

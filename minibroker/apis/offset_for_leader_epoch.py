@@ -1,11 +1,14 @@
 """OffsetForLeaderEpoch (23): the end offset of a leader epoch, for consumer log validation.
 
-With an authorizer (KafkaApis.handleOffsetForLeaderEpochRequest): CLUSTER_ACTION on the cluster covers every
-topic, whatever the replica id; without it each topic needs DESCRIBE, else its partitions get
-TOPIC_AUTHORIZATION_FAILED, before an unknown topic is reported. Refused topics come last in the answer.
+Versions 2-4, and v0-1 only for release profiles before 4.0 (removed by KIP-896 in Kafka 4.0): v1 answers the
+leader epoch; v2 adds the current leader epoch (fencing) and the throttle time; v3 the replica id; v4 is
+flexible. v0-1 carry no current leader epoch (read as -1, so never fenced) and v0 answers without the leader
+epoch; otherwise Kafka 3.9 answers them as v2. Mirrors KafkaApis.handleOffsetForLeaderEpochRequest and
+ReplicaManager.lastOffsetForLeaderEpoch.
 
-v0-1 (removed by KIP-896 in Kafka 4.0, served for older release profiles) carry no current leader epoch (read
-as -1, so never fenced) and v0 answers without the leader epoch; otherwise Kafka 3.9 answers them as v2.
+With an authorizer: CLUSTER_ACTION on the cluster covers every topic, whatever the replica id; without it each
+topic needs DESCRIBE, else its partitions get TOPIC_AUTHORIZATION_FAILED, before an unknown topic is reported.
+Refused topics come last in the answer.
 """
 
 from __future__ import annotations

@@ -1,11 +1,16 @@
 """Produce (0): validate and append one batch per partition; v14 reports the KIP-1269 window.
 
-Versions 3-14 at every profile; v0-2 (message sets of magic 0 and 1, removed by KIP-896 in Kafka 4.0)
-only for profiles of releases before 4.0, converted to one magic 2 batch on append as Kafka 3.9's
-LogValidator does (its broker wrote message format v2 whatever the producer sent). v11 may answer
-TRANSACTION_ABORTABLE (KIP-890 part 1); v12 is a transactions V2 client (KIP-890 part 2): the first transactional
-batch of a producer epoch adds its partition to the transaction at the coordinator (Kafka's
-AddPartitionsToTxnManager), which refuses a stale or fenced epoch and an unknown producer id.
+Versions 3-14 at every profile. v0-2 (message sets of magic 0 and 1, removed by KIP-896 in Kafka 4.0) are
+advertised by every profile, as Kafka 4 advertises them (KAFKA-18659), and served only for release profiles
+before 4.0, converted to one magic 2 batch on append as Kafka 3.9's LogValidator does (its broker wrote message
+format v2 whatever the producer sent). v3 adds the transactional id and message format v2; v5 answers the log
+start offset; v7 allows zstd (KIP-110); v8 answers record errors and an error message (KIP-467); v9 is
+flexible; v10 adds the current leader and node endpoints (KIP-951); v11 may answer TRANSACTION_ABORTABLE
+(KIP-890 part 1); v12 is a transactions V2 client (KIP-890 part 2): the first transactional batch of a producer
+epoch adds its partition to the transaction at the coordinator (Kafka's AddPartitionsToTxnManager), which
+refuses a stale or fenced epoch and an unknown producer id; v13 names topics by id (KIP-516); v14 (KIP-1269,
+schemas/) reports the producer state window. Mirrors KafkaApis.handleProduceRequest, ReplicaManager.appendRecords
+and LogValidator.
 """
 
 from __future__ import annotations

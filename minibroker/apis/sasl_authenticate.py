@@ -1,8 +1,10 @@
-"""SaslAuthenticate (36) v0-2 on a PLAINTEXT listener: ILLEGAL_SASL_STATE, as Kafka answers it.
+"""SaslAuthenticate (36): on a PLAINTEXT listener, ILLEGAL_SASL_STATE, as Kafka answers it.
 
-Mirrors KafkaApis.handleSaslAuthenticateRequest, which a request reaches only once the
-connection counts as authenticated (always, on PLAINTEXT): error 34 with Kafka's message, no
-auth bytes, session lifetime 0 (v1+). The connection stays open.
+Versions 0-2: v1 answers the session lifetime; v2 is flexible. Mirrors KafkaApis.handleSaslAuthenticateRequest,
+which a request reaches only once the connection counts as authenticated (always, on PLAINTEXT).
+
+The answer is error 34 with Kafka's message, no auth bytes, session lifetime 0 (v1+). The connection stays
+open.
 """
 
 from __future__ import annotations

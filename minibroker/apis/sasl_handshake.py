@@ -1,8 +1,11 @@
-"""SaslHandshake (17) v0-1 on a PLAINTEXT listener: ILLEGAL_SASL_STATE, as Kafka answers it.
+"""SaslHandshake (17): on a PLAINTEXT listener, ILLEGAL_SASL_STATE, as Kafka answers it.
 
-Only a SASL listener authenticates (SaslServerAuthenticator, before any request reaches
-KafkaApis). On a PLAINTEXT listener the handshake reaches KafkaApis.handleSaslHandshakeRequest,
-which answers error 34 and no mechanisms; the connection stays open.
+Versions 0-1: v1 has the client send its tokens in SaslAuthenticate requests rather than as raw frames. Mirrors
+KafkaApis.handleSaslHandshakeRequest.
+
+Only a SASL listener authenticates (SaslServerAuthenticator, before any request reaches KafkaApis). On a
+PLAINTEXT listener the handshake reaches KafkaApis, which answers error 34 and no mechanisms; the connection
+stays open.
 """
 
 from __future__ import annotations

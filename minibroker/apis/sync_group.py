@@ -1,10 +1,14 @@
 """SyncGroup (14): the leader hands out assignments; every member receives its own.
 
-Needs READ on the group (KafkaApis.handleSyncGroupRequest), else GROUP_AUTHORIZATION_FAILED with an empty
-assignment and nothing handed out. Before that, a v5+ request without a protocol type or name is refused
-INCONSISTENT_GROUP_PROTOCOL (SyncGroupRequest.areMandatoryProtocolTypeAndNamePresent).
-A classic member of a KIP-848 consumer group gets the assignment the broker computed for it, in the consumer
-protocol's embedded format (GroupMetadataManager.classicGroupSyncToConsumerGroup).
+Versions 0-5: v1 adds the throttle time; v3 the group instance id (static membership); v4 is flexible; v5 has
+the client send the protocol type and name and the broker answer them (KIP-559). Mirrors
+KafkaApis.handleSyncGroupRequest and GroupMetadataManager's classic group sync.
+
+Needs READ on the group, else GROUP_AUTHORIZATION_FAILED with an empty assignment and nothing handed out.
+Before that, a v5+ request without a protocol type or name is refused INCONSISTENT_GROUP_PROTOCOL
+(SyncGroupRequest.areMandatoryProtocolTypeAndNamePresent). A classic member of a KIP-848 consumer group gets
+the assignment the broker computed for it, in the consumer protocol's embedded format
+(GroupMetadataManager.classicGroupSyncToConsumerGroup).
 """
 
 from __future__ import annotations

@@ -1,16 +1,18 @@
 """TxnOffsetCommit (28): offsets committed inside a transaction, visible once it commits.
 
-Versions 0-5. v2 adds the leader epoch, v3 the member fields and PRODUCER_FENCED (INVALID_PRODUCER_EPOCH
-before) and is flexible; v5 is a transactions V2 client (KIP-890 part 2): the group's offsets partition joins
-the transaction at the coordinator (no AddOffsetsToTxn; AddPartitionsToTxnManager's
-txnOffsetCommitRequestVersionToTransactionSupportedOperation), where v4 and before are only verified to be in it.
+Versions 0-5 (not v6, KIP-1319's topic ids): v2 adds the leader epoch; v3 the member fields and PRODUCER_FENCED
+(INVALID_PRODUCER_EPOCH before) and is flexible; v4 may answer TRANSACTION_ABORTABLE (KIP-890 part 1); v5 is a
+transactions V2 client (KIP-890 part 2): the group's offsets partition joins the transaction at the coordinator
+(no AddOffsetsToTxn; AddPartitionsToTxnManager's txnOffsetCommitRequestVersionToTransactionSupportedOperation),
+where v4 and before are only verified to be in it. Mirrors KafkaApis.handleTxnOffsetCommitRequest and
+GroupCoordinatorService.commitTransactionalOffsets.
 
-With an authorizer (KafkaApis.handleTxnOffsetCommitRequest): WRITE on the transactional id, else every
-partition gets TRANSACTIONAL_ID_AUTHORIZATION_FAILED; READ on the group, else GROUP_AUTHORIZATION_FAILED;
-READ on each topic, else its partitions get TOPIC_AUTHORIZATION_FAILED and are not committed.
+With an authorizer: WRITE on the transactional id, else every partition gets
+TRANSACTIONAL_ID_AUTHORIZATION_FAILED; READ on the group, else GROUP_AUTHORIZATION_FAILED; READ on each topic,
+else its partitions get TOPIC_AUTHORIZATION_FAILED and are not committed.
 
 Refused topics, unknown topics and unknown partitions are answered before the group coordinator is asked, and
-come first in the answer (KafkaApis.handleTxnOffsetCommitRequest, TxnOffsetCommitResponse.Builder).
+come first in the answer (TxnOffsetCommitResponse.Builder).
 """
 
 from __future__ import annotations

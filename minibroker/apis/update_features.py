@@ -1,17 +1,19 @@
-"""UpdateFeatures (57), v0-2: change the cluster's finalized feature levels (KIP-584), as `kafka-features
-upgrade/downgrade` and the Admin's updateFeatures do.
+"""UpdateFeatures (57): change the cluster's finalized feature levels (KIP-584).
 
-Mirrors ControllerApis.handleUpdateFeatures with QuorumController/FeatureControlManager's checks as Kafka
-4.3.1 answers them (core/features.py): a feature the nodes' software does not support, a level outside its
-range, a downgrade without a downgrade type, a "downgrade" to a higher level, metadata.version downgrades
-that might lose metadata (unsafe ones are refused too: Kafka 4.3.1 does not implement them), and the
-dependencies between features. One refusal fails the whole request with INVALID_UPDATE_VERSION and the message
-"The update failed for all features since the following feature had an error: ...", and nothing changes.
-v0 has AllowDowngrade per feature (true means a safe downgrade); v1 replaces it with UpgradeType (1 upgrade,
-2 safe downgrade, 3 unsafe downgrade) and adds ValidateOnly; v0-1 answer a result per feature (each with the
-top-level code and message, in the request's order; none when the request failed), v2 none. A change is seen
-by clients as a higher FinalizedFeaturesEpoch in ApiVersions. Needs ALTER on the cluster. Served by the
-releases that advertise it (3.9 and later here: apis/releases.py).
+Versions 0-2: v0 has AllowDowngrade per feature (true means a safe downgrade); v1 replaces it with UpgradeType
+(1 upgrade, 2 safe downgrade, 3 unsafe downgrade) and adds ValidateOnly; v0-1 answer a result per feature (each
+with the top-level code and message, in the request's order; none when the request failed), v2 none. Served
+by the releases that advertise it (3.9 and later here: apis/releases.py). Mirrors
+ControllerApis.handleUpdateFeatures with QuorumController/FeatureControlManager's checks as Kafka 4.3.1 answers
+them (core/features.py).
+
+It is what `kafka-features upgrade/downgrade` and the Admin's updateFeatures send. Refused: a feature the
+nodes' software does not support, a level outside its range, a downgrade without a downgrade type, a
+"downgrade" to a higher level, metadata.version downgrades that might lose metadata (unsafe ones are refused
+too: Kafka 4.3.1 does not implement them), and the dependencies between features. One refusal fails the whole
+request with INVALID_UPDATE_VERSION and the message "The update failed for all features since the following
+feature had an error: ...", and nothing changes. A change is seen by clients as a higher FinalizedFeaturesEpoch
+in ApiVersions. Needs ALTER on the cluster.
 """
 
 from __future__ import annotations
