@@ -1,17 +1,20 @@
 """Kafka's own command-line tools run against Apache Kafka and against minibroker: the same output.
 
 The same data is made on both brokers by real clients (confluent-kafka: a topic, idempotent and
-transactional records, a group's committed offsets), then Kafka 4.3.1's tools (from the reference install's
-jars) run against each broker: all of them in one JVM per broker (tests/differential/clients/ToolRunner.java;
-a JVM start costs seconds on a small machine), both JVMs at once. Each tool's exit code, stdout and stderr
-are parsed into fields (a line per API, per config, per partition, per table row), normalised and compared
-with compare.differences.
+transactional records, a group's committed offsets, a transaction left open), then Kafka 4.3.1's tools (from
+the reference install's jars) run against each broker: all of them in one JVM per broker
+(tests/differential/clients/ToolRunner.java; a JVM start costs seconds on a small machine), both JVMs at once.
+The read-only tools run first; the tools that change state (create, alter, reset, abort, delete) follow, each
+after every tool that reads what it changes, in the same order on both brokers, so both stay comparable.
+Each tool's exit code, stdout and stderr are parsed into fields (a line per API, per config, per partition,
+per table row), normalised and compared with compare.differences.
 
 Normalisation (what two correct brokers may choose differently): the run's unique names become ${topic},
-${group}, ${txn}; each broker's address becomes <broker>, its node id <node>; topic ids, producer ids,
+${group}, ${txn}, ${user}; each broker's address becomes <broker>, its node id <node>; topic ids, producer ids,
 timestamps near now, transaction durations and the features epoch (Kafka's is its metadata log offset)
 become placeholders; the log directory's path becomes <log dir>; partitions of log-dirs are sorted (Kafka
-fills them from a hash map); stack trace lines are dropped (they name the runner's own frames).
+fills them from a hash map); stack trace lines are dropped (they name the runner's own frames). A listing of
+every group or topic of the cluster keeps only this run's (the shared reference holds other runs').
 
 A difference fails unless tests/differential/ledger.json has an entry for scenario `cli:<tool>`, step
 "output" (or "*"), at the difference's path; an entry that matches nothing fails, as for the wire scenarios.
@@ -45,7 +48,7 @@ CLIENTS = Path(__file__).resolve().parent / "clients"
 RUNNER_SOURCE = CLIENTS / "ToolRunner.java"
 TOOLS_LOG4J2 = CLIENTS / "tools-log4j2.properties"
 COMMAND_CONFIG = CLIENTS / "tools-command.properties"
-TOOLS_TIMEOUT_S = 400.0  # both JVMs, every tool: about 100 s on a loaded 2-core machine
+TOOLS_TIMEOUT_S = 400.0  # both JVMs, every tool: 80 s on a quiet 2-core machine, 160 s at load 20
 #: JVM options for short-lived tools: quick start-up, little memory; ToolRunner runs the shutdown hooks a tool
 #: adds when it ends, which it finds in java.lang.
 JVM_OPTS = ("-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xmx512m", "--add-opens=java.base/java.lang=ALL-UNNAMED")
@@ -300,6 +303,12 @@ TOOLS: list[Tool] = [
          parse_message),
     Tool("cli:kafka-configs-describe-topic", CONFIGS,
          lambda b, n, names: _entity(b, "topics", names.topic + "-2", "--describe"), parse_configs),
+    Tool("cli:kafka-configs-alter-broker-unknown-config", CONFIGS,
+         lambda b, n, names: _entity(b, "brokers", str(n), "--alter", "--add-config", "no.such.config=1"),
+         parse_message),
+    Tool("cli:kafka-configs-alter-broker-read-only-config", CONFIGS,
+         lambda b, n, names: _entity(b, "brokers", str(n), "--alter", "--add-config", "broker.rack=r1"),
+         parse_message),
     Tool("cli:kafka-topics-delete", TOPICS,
          lambda b, n, names: ["--bootstrap-server", b, "--delete", "--topic", names.topic + "-2"], parse_message),
     Tool("cli:kafka-acls-add", ACLS,
@@ -410,6 +419,7 @@ class ToolNormaliser:
         value = re.sub(r"\b(broker\.id|node\.id)=" + self.node_id + r"\b", r"\1=<node>", value)
         value = re.sub(r"\(id: \d+ ", "(id: <node> ", value)
         value = re.sub(r"\bbrokers? " + self.node_id + r"\b", "broker <node>", value)
+        value = re.sub(r"--entity-name " + self.node_id + r"\b", "--entity-name <node>", value)  # a tool's args echoed
         for actual, placeholder in self.names.placeholders().items():
             value = value.replace(actual, placeholder)
         return value
