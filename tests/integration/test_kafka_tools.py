@@ -5,7 +5,9 @@ generated values) against one minibroker process: what they print is checked for
 - kafka-verifiable-producer then kafka-verifiable-consumer: from their JSON event lines, every record the
   producer saw acknowledged is consumed exactly once, and the consumer's last commits are the ends it read;
 - kafka-producer-perf-test (20000 records, --throughput -1; then idempotent with acks=all) prints its
-  summary line and exits 0, and kafka-consumer-perf-test reads all 40000 records back.
+  summary line and exits 0, and kafka-consumer-perf-test reads all 40000 records back;
+- kafka-configs changes a broker's and the cluster's default broker configs (the differential module compares
+  only refusals there, as a change would show in other tests describing the shared reference Kafka).
 
 All tools run one after the other in one JVM (tests/differential/clients/ToolRunner.java), as a JVM start
 costs seconds here; the console producer reads its lines from a file the runner makes its standard input.
@@ -35,6 +37,19 @@ RUNNER_TIMEOUT_S = 600.0  # every tool of the module in one JVM: about a minute 
 PERF_RECORDS = 20000
 VERIFIABLE_RECORDS = 1000
 KEYED_LINES = [f"key-{index % 3}:value {index}" for index in range(12)]
+CONFIGS = "kafka.admin.ConfigCommand"
+#: Broker config changes, run here rather than beside the shared reference Kafka, which other tests describe.
+BROKER_CONFIGS: list[tuple[str, list[str]]] = [
+    ("alter-default", ["--alter", "--entity-type", "brokers", "--entity-default",
+                      "--add-config", "log.retention.ms=3600000"]),
+    ("describe-default", ["--describe", "--entity-type", "brokers", "--entity-default"]),
+    ("alter-broker", ["--alter", "--entity-type", "brokers", "--entity-name", "0", "--add-config",
+                     "log.cleaner.threads=2"]),
+    ("describe-broker", ["--describe", "--entity-type", "brokers", "--entity-name", "0"]),
+    ("delete-default", ["--alter", "--entity-type", "brokers", "--entity-default", "--delete-config",
+                       "log.retention.ms"]),
+    ("describe-default-after", ["--describe", "--entity-type", "brokers", "--entity-default"]),
+]
 SUMMARY = re.compile(r"^(\d+) records sent, [\d.]+ records/sec \([\d.]+ MB/sec\), [\d.]+ ms avg latency, "
                      r"[\d.]+ ms max latency, \d+ ms 50th, \d+ ms 95th, \d+ ms 99th, \d+ ms 99.9th\.$", re.M)
 
@@ -98,6 +113,7 @@ def runs(broker: BrokerProcess) -> Runs:
                                                "enable.idempotence=true"]),
             ("consumer-perf-test", ["org.apache.kafka.tools.ConsumerPerformance", "--bootstrap-server", bootstrap,
                                     "--topic", "perf", "--messages", str(2 * PERF_RECORDS), "--timeout", "60000"]),
+            *((name, [CONFIGS, "--bootstrap-server", bootstrap, *command]) for name, command in BROKER_CONFIGS),
         ]
         args: list[str] = []
         for _, command in tools:
@@ -183,3 +199,18 @@ def test_consumer_perf_test_reads_the_records_back(runs: Runs) -> None:
     assert int(row["data.consumed.in.nMsg"]) == 2 * PERF_RECORDS
     assert float(row["data.consumed.in.MB"]) == pytest.approx(2 * PERF_RECORDS * 100 / 1024 / 1024, abs=0.01)
     print(f"consumer-perf-test: {row}; kafka-tools JVM: {runs.seconds:.0f} s")
+
+
+def test_kafka_configs_alters_and_deletes_broker_configs(runs: Runs) -> None:
+    for name, _ in BROKER_CONFIGS:
+        _ok(runs.by_name[name], f"kafka-configs {name}")
+    out = {name: runs.by_name[name].out for name, _ in BROKER_CONFIGS}
+    assert out["alter-default"].strip() == "Completed updating default config for brokers in the cluster."
+    assert ("  log.retention.ms=3600000 sensitive=false synonyms={DYNAMIC_DEFAULT_BROKER_CONFIG:log.retention.ms="
+            "3600000}") in out["describe-default"].splitlines()
+    assert out["alter-broker"].strip() == "Completed updating config for broker 0."
+    assert out["describe-broker"].splitlines() == [
+        "Dynamic configs for broker 0 are:",
+        "  log.cleaner.threads=2 sensitive=false synonyms={DYNAMIC_BROKER_CONFIG:log.cleaner.threads=2, "
+        "DEFAULT_CONFIG:log.cleaner.threads=1}"]
+    assert "log.retention.ms" not in out["describe-default-after"]
