@@ -1,7 +1,7 @@
 """SASL mechanisms and credential stores (server/sasl/), driven by independent client implementations.
 
 kafka-python's and aiokafka's own SASL clients produce the client messages (differential tests);
-RFC 7677's exchange is a known answer. With java and the Kafka client jars present, Kafka 3.9's
+RFC 7677's exchange is a known answer. With java and the Kafka client jars present, Kafka 4.3.1's
 own JaasConfig, PlainSaslServer, ScramSaslServer and ScramSaslClient run on the same inputs and
 the outcomes must match (test_*_as_kafka).
 """
@@ -13,7 +13,8 @@ import json
 import os
 import re
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -52,8 +53,9 @@ from minibroker.server.sasl.oauthbearer import (
 )
 from minibroker.server.sasl.plain import PlainSaslServer, split_plain_message
 from minibroker.server.sasl.scram import (
+    EXTENSIONS_SALT,
     ScramSaslServer,
-    java_hash_map_order,
+    kafka_extensions_order,
     sasl_name_from_username,
     username_from_sasl_name,
 )
@@ -295,16 +297,39 @@ def test_scram_unknown_extensions_are_ignored_but_signed(store: CredentialStore)
     assert server.complete and server.extensions == {"traceid": "42"}  # type: ignore[attr-defined]
 
 
+#: Kafka 4.3.1's ClientFirstMessage.clientFirstMessageBare for three JVMs, with their ImmutableCollections salt
+KAFKA_BARE_ORDERS = {
+    3917303144: (["a", "b"], ["zz", "a", "q", "k"], ["six", "two", "one", "four", "seven", "five", "three"]),
+    1955043787: (["b", "a"], ["q", "a", "zz", "k"], ["four", "one", "two", "six", "three", "five", "seven"]),
+    3134566837: (["a", "b"], ["k", "q", "a", "zz"], ["seven", "four", "one", "two", "six", "three", "five"]),
+}
+
+
+@pytest.mark.parametrize("salt", sorted(KAFKA_BARE_ORDERS))
+def test_scram_extension_order_is_kafkas_for_a_jvm_salt(salt: int) -> None:
+    # the client-first messages listed b,a / k,a,zz,q / one..seven; Kafka's order depends on the JVM's salt
+    key_sets = (["b", "a"], ["k", "a", "zz", "q"], ["one", "two", "three", "four", "five", "six", "seven"])
+    for keys, expected in zip(key_sets, KAFKA_BARE_ORDERS[salt], strict=True):
+        assert list(kafka_extensions_order([(k, str(i)) for i, k in enumerate(keys)], salt)) == expected
+    # a repeated key keeps its first place and takes its last value, as Utils.parseMap's HashMap does
+    assert kafka_extensions_order([("a", "1"), ("b", "2"), ("a", "3")], salt)["a"] == "3"
+
+
 def test_scram_extensions_are_signed_in_kafkas_map_order(store: CredentialStore) -> None:
-    # Kafka rebuilds client-first-bare from a HashMap: "b=1,a=2" is signed as "a=2,b=1"
-    assert list(java_hash_map_order([("b", "1"), ("a", "2")])) == ["a", "b"]
-    assert list(java_hash_map_order([("zeta", "1"), ("alpha", "2")])) == ["zeta", "alpha"]
+    # Kafka rebuilds client-first-bare from the extensions map: a client that listed them otherwise fails
+    first, second = list(kafka_extensions_order([("b", "1"), ("a", "2")]))
+    assert (first, second) in (("a", "b"), ("b", "a"))
     scram_exchange(new_sasl_server("SCRAM-SHA-256", store),
-                   ExtendedScramClient("alice", "alice-secret", "SCRAM-SHA-256", "a=2,b=1"))
+                   ExtendedScramClient("alice", "alice-secret", "SCRAM-SHA-256", f"{first}=1,{second}=2"))
     server = new_sasl_server("SCRAM-SHA-256", store)
-    client = ExtendedScramClient("alice", "alice-secret", "SCRAM-SHA-256", "b=1,a=2")
+    client = ExtendedScramClient("alice", "alice-secret", "SCRAM-SHA-256", f"{second}=2,{first}=1")
     client.process_server_first_message(server.evaluate(client.first_message()))
     assert refused(server, client.final_message()).reason == "Invalid client credentials"
+    # a server on another salt may take the other order: the same client then authenticates
+    other_salt = next(salt for salt in range(EXTENSIONS_SALT + 1, EXTENSIONS_SALT + 100)
+                      if list(kafka_extensions_order([("a", ""), ("b", "")], salt)) != [first, second])
+    scram_exchange(ScramSaslServer("SCRAM-SHA-256", store, extensions_salt=other_salt),
+                   ExtendedScramClient("alice", "alice-secret", "SCRAM-SHA-256", f"{second}=2,{first}=1"))
 
 
 def test_scram_token_authentication_fails_without_delegation_tokens(store: CredentialStore) -> None:
@@ -864,6 +889,12 @@ public class SaslOracle {
             }
             case "bare":
                 return "ok " + e(new ScramMessages.ClientFirstMessage(b(w[1])).clientFirstMessageBare());
+            case "salt": {  // the order of this JVM's Map.copyOf maps (needs --add-opens java.base/java.util)
+                java.lang.reflect.Field salt =
+                    Class.forName("java.util.ImmutableCollections").getDeclaredField("SALT32L");
+                salt.setAccessible(true);
+                return "ok " + salt.getLong(null);
+            }
             default:
                 return "err other " + e("Unknown") + " " + e(w[0]);
         }
@@ -912,16 +943,17 @@ class KafkaOracle:
 
 @pytest.fixture(scope="module")
 def kafka(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KafkaOracle]:
-    from tests.integration.clients import JAVA_OLD, JavaClients, java_classpath
+    from tests.integration.clients import JAVA_CURRENT, JavaClients, java_classpath
 
-    jars = os.pathsep.join(str(jar) for jar in java_classpath(JAVA_OLD))  # 3.9: not yet run on 4.3
+    jars = os.pathsep.join(str(jar) for jar in java_classpath(JAVA_CURRENT))
     build = tmp_path_factory.mktemp("sasl-oracle")
     (build / "SaslOracle.java").write_text(ORACLE_SOURCE)
     subprocess.run(["javac", "-encoding", "UTF-8", "-cp", jars, "-d", str(build), str(build / "SaslOracle.java")],
                    check=True, capture_output=True, timeout=120)
     stderr = build / "stderr.txt"
     with stderr.open("w") as err:
-        proc = subprocess.Popen(["java", *JavaClients.JVM_OPTS, "-cp", os.pathsep.join([str(build), jars]),
+        proc = subprocess.Popen(["java", *JavaClients.JVM_OPTS, "--add-opens", "java.base/java.util=ALL-UNNAMED",
+                                 "-cp", os.pathsep.join([str(build), jars]),
                                  "SaslOracle"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err,
                                 text=True, encoding="utf-8")
     try:
@@ -1124,39 +1156,64 @@ def test_scram_client_final_as_kafka(kafka: KafkaOracle, mechanism: str) -> None
         assert outcomes[0] == outcomes[1], name
 
 
-@pytest.mark.java
-@pytest.mark.parametrize("mechanism", SCRAM)
-@pytest.mark.parametrize(("user", "password", "extensions"), [
-    ("alice", "alice-secret", ""), ("a,b=c", "pw", ""), ("alice", "alice-secret", "foo=bar,baz=1"),
-    ("alice", "alice-secret", "k=v,a=b,zz=1,q=2"), ("alice", "wrong", ""),
-])
-def test_scram_kafka_java_client_against_our_server(kafka: KafkaOracle, mechanism: str, user: str, password: str,
-                                                    extensions: str) -> None:
-    client_id = f"client-{mechanism}-{user}-{password}-{extensions}".replace(" ", "")
-    assert kafka.call("client", client_id, mechanism, enc(user), enc(password), enc(extensions)) == ["ok"]
-    server = new_sasl_server(mechanism, scram_store())
-    challenge = b""
+def java_client_exchange(kafka: KafkaOracle, client_id: str,
+                         evaluate: Callable[[bytes], tuple[str, ...]]) -> tuple[str, ...]:
+    """Kafka's ScramSaslClient `client_id` against a server's `evaluate`: ("ok", authorization id) once the client
+    checked the server signature, else the server's refusal."""
+    challenge, authorization_id = b"", "-"
     for _ in range(3):
         answer = kafka.call("ceval", client_id, enc(challenge))
         assert answer[0] == "ok", [dec(w) for w in answer[2:]]
         if answer[2] == "true":
-            break
-        try:
-            challenge = server.evaluate(base64.b64decode(answer[1]))
-        except SaslAuthenticationError as e:
-            assert password == "wrong" and e.reason == "Invalid client credentials"
-            return
-    assert password != "wrong" and server.complete and server.authorization_id == user
-    assert answer[2] == "true"  # the Java client checked our server signature
+            return ("ok", authorization_id)
+        result = evaluate(base64.b64decode(answer[1]))
+        if result[0] != "ok":
+            return result
+        challenge, authorization_id = result[1].encode(), result[3]
+    raise AssertionError("the exchange did not end")
+
+
+@pytest.mark.java
+@pytest.mark.parametrize("mechanism", SCRAM)
+@pytest.mark.parametrize(("user", "password", "extensions"), [
+    ("alice", "alice-secret", ""), ("a,b=c", "pw", ""), ("alice", "alice-secret", "foo=bar,baz=1"),
+    ("alice", "alice-secret", "k=v,a=b,zz=1,q=2"), ("alice", "alice-secret", "x=1,y=2,z=3"), ("alice", "wrong", ""),
+])
+def test_scram_kafka_java_client_against_our_server(kafka: KafkaOracle, mechanism: str, user: str, password: str,
+                                                    extensions: str) -> None:
+    """Kafka's ScramSaslClient gets the same outcome from our server as from Kafka's ScramSaslServer in its JVM.
+
+    With two or more extensions that is not always success: the client lists them in its Map.copyOf order and
+    Kafka's server rebuilds client-first-bare from a Map.copyOf of the map parsed from what it received, whose
+    order can differ (keys in one HashMap bucket change places, and so can their MapN slots). Our server takes the
+    oracle JVM's salt, as if it were that Kafka.
+    """
+    store, salt = scram_store(), int(kafka.call("salt")[1])
+    outcomes = []
+    for side in ("ours", "kafka"):
+        client_id = f"client-{mechanism}-{user}-{password}-{extensions}-{side}".replace(" ", "")
+        assert kafka.call("client", client_id, mechanism, enc(user), enc(password), enc(extensions)) == ["ok"]
+        if side == "ours":
+            evaluate = partial(outcome, ScramSaslServer(mechanism, store, extensions_salt=salt))
+        else:
+            kafka_scram_server(kafka, client_id, mechanism, store)
+            evaluate = partial(kafka_outcome, kafka, client_id)
+        outcomes.append(java_client_exchange(kafka, client_id, evaluate))
+    assert outcomes[0] == outcomes[1], (salt, outcomes)
+    if password == "wrong":
+        assert outcomes[0] == ("sasl", "Invalid client credentials")
+    elif extensions.count(",") < 1:
+        assert outcomes[0] == ("ok", user)
 
 
 @pytest.mark.java
 @pytest.mark.parametrize("keys", [["b", "a"], ["zeta", "alpha"], ["k", "a", "zz", "q"],
                                   ["traceid", "tokenauth", "zz", "a", "Q"],
-                                  ["one", "two", "three", "four", "five", "six", "seven"]])
+                                  ["one", "two", "three", "four", "five", "six", "seven"], ["x", "y", "z"],
+                                  ["ab", "bc", "cd", "de", "ef", "fg"], [f"k{c}" for c in "abcdefghijklm"]])
 def test_scram_extension_order_as_kafka(kafka: KafkaOracle, keys: list[str]) -> None:
-    # 3 or 6 keys would depend on the JVM: Java 19 changed how HashMap's copy constructor sizes its table
+    # Kafka 4.x's order depends on the oracle JVM's salt: ours is computed for the same salt
     message = "n,,n=alice,r=abc," + ",".join(f"{k}={i}" for i, k in enumerate(keys))
     answer = kafka.call("bare", enc(message))
-    ours = java_hash_map_order([(k, str(i)) for i, k in enumerate(keys)])
+    ours = kafka_extensions_order([(k, str(i)) for i, k in enumerate(keys)], int(kafka.call("salt")[1]))
     assert dec(answer[1]) == "n=alice,r=abc," + ",".join(f"{k}={v}" for k, v in ours.items())

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import base64
 import hmac
-import math
 import re
 from collections.abc import Callable
 
@@ -65,18 +64,32 @@ def _java_string_hash(text: str) -> int:
     return h
 
 
+def _java_signed(value: int) -> int:
+    """An unsigned 32-bit number as Java's int."""
+    return value - (1 << 32) if value >= 1 << 31 else value
+
+
 def _java_bucket(key: str, capacity: int) -> int:
     h = _java_string_hash(key)
     return (h ^ (h >> 16)) & (capacity - 1)
 
 
-def java_hash_map_order(pairs: list[tuple[str, str]]) -> dict[str, str]:
-    """The pairs in the order Kafka iterates its extensions map.
+#: The salt of the extension order (see kafka_extensions_order). A Kafka JVM draws its ImmutableCollections salt
+#: from System.nanoTime when it starts; minibroker is a Kafka whose JVM drew this one, so that a given client-first
+#: message always gets the same answer.
+EXTENSIONS_SALT = 0
 
-    Utils.parseMap fills a HashMap (16 buckets, doubling past 3/4 full) and SaslExtensions copies
-    it into another HashMap sized for its entries (Java 19+'s rule); iteration walks buckets in
-    order and a bucket's keys in insertion order. ScramMessages rebuilds client-first-bare in this
-    order, so a client that listed its extensions otherwise fails the proof against Kafka too.
+
+def kafka_extensions_order(pairs: list[tuple[str, str]], salt: int = EXTENSIONS_SALT) -> dict[str, str]:
+    """The pairs in the order Kafka 4.x iterates its extensions map, on a JVM whose ImmutableCollections salt
+    (SALT32L, a 32-bit number) is `salt`.
+
+    Utils.parseMap fills a HashMap (16 buckets, doubling past 3/4 full) and SaslExtensions keeps Map.copyOf of
+    it: for two or more entries an immutable MapN, a table of 2n slots filled in the HashMap's order (slot
+    hashCode mod 2n, else the next free one), iterated from a slot and in a direction that the salt picks.
+    ScramMessages rebuilds client-first-bare in this order, so a client that listed two or more extensions in
+    another order fails the proof against Kafka too; a Java 4.x client lists them in its own JVM's order, so
+    against Kafka it authenticates only when both JVMs drew salts giving the same order.
     """
     items: dict[str, str] = {}
     for key, value in pairs:  # a repeated key keeps its first position and takes the last value
@@ -86,10 +99,21 @@ def java_hash_map_order(pairs: list[tuple[str, str]]) -> dict[str, str]:
     capacity = 16
     while len(items) > capacity * 0.75:
         capacity *= 2
-    first = sorted(items, key=lambda k: _java_bucket(k, capacity))
-    copy_capacity = 1 << max(0, math.ceil(len(items) / 0.75) - 1).bit_length()
-    second = sorted(first, key=lambda k: _java_bucket(k, copy_capacity))
-    return {key: items[key] for key in second}
+    slots: list[str | None] = [None] * (2 * len(items))
+    for name in sorted(items, key=lambda k: _java_bucket(k, capacity)):
+        slot = _java_signed(_java_string_hash(name)) % len(slots)  # Math.floorMod
+        while slots[slot] is not None:
+            slot = (slot + 1) % len(slots)
+        slots[slot] = name
+    slot = (salt * len(slots)) >> 32
+    step = 1 if salt % 2 == 0 else -1  # ImmutableCollections.REVERSE: an even salt walks up
+    order: list[str] = []
+    while len(order) < len(items):
+        slot = (slot + step) % len(slots)
+        entry = slots[slot]
+        if entry is not None:
+            order.append(entry)
+    return {key: items[key] for key in order}
 
 
 def java_sized_hash_map_keys(keys: list[str]) -> list[str]:
@@ -117,12 +141,14 @@ class ScramSaslServer(SaslServer):
     """One SCRAM exchange: client-first, server-first, client-final, server-final."""
 
     def __init__(self, mechanism: str | ScramMechanism, credentials: CredentialStore, reauthenticating: bool = False,
-                 server_nonce: Callable[[], str] = secure_random_string) -> None:
+                 server_nonce: Callable[[], str] = secure_random_string, *,
+                 extensions_salt: int = EXTENSIONS_SALT) -> None:
         super().__init__(reauthenticating)
         self._scram = mechanism if isinstance(mechanism, ScramMechanism) else SCRAM_MECHANISMS[mechanism]
         self.mechanism = self._scram.name
         self._credentials = credentials
         self._server_nonce = server_nonce
+        self._extensions_salt = extensions_salt
         self._credential: ScramCredential | None = None
         self._client_first_bare = ""
         self._server_first = ""
@@ -141,7 +167,7 @@ class ScramSaslServer(SaslServer):
             raise SaslException(f"Invalid SCRAM client first message format: {message}")
         sasl_name, client_nonce = match["saslname"], match["nonce"]
         pairs = [part.partition("=") for part in match["extensions"].split(",")[1:]]
-        self.extensions = java_hash_map_order([(key, value) for key, _, value in pairs])
+        self.extensions = kafka_extensions_order([(key, value) for key, _, value in pairs], self._extensions_salt)
         server_nonce = self._server_nonce()
         try:
             username = username_from_sasl_name(sasl_name)
