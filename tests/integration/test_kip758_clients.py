@@ -22,7 +22,7 @@ from confluent_kafka import Consumer, Producer, TopicPartition
 from minibroker.protocol.errors import ErrorCode
 from minibroker.testing.embedded import BrokerThread
 from tests.helpers import unique_topic
-from tests.integration.clients import CLIENT_TIMEOUT, JAVA_OLD, ClientRun, JavaClients
+from tests.integration.clients import CLIENT_TIMEOUT, JAVA_CURRENT, ClientRun, JavaClients
 
 PARTITIONS = 3
 COUNT = 3000
@@ -44,7 +44,7 @@ def control(broker: BrokerThread) -> Iterator[Any]:
 
 @pytest.fixture(scope="module")
 def java(tmp_path_factory: pytest.TempPathFactory) -> JavaClients:
-    return JavaClients(Path(tmp_path_factory.mktemp("java-classes")), version=JAVA_OLD)  # 3.9: not yet run on 4.3
+    return JavaClients(Path(tmp_path_factory.mktemp("java-classes")), version=JAVA_CURRENT)
 
 
 def add_chaos(control: Any, topic: str) -> None:

@@ -31,7 +31,7 @@ from minibroker.protocol.messages import (
 from minibroker.testing.process import start_broker
 from minibroker.testing.wire import WireClient
 from tests.helpers import unique_topic
-from tests.integration.clients import JAVA_OLD, JavaClients, ok
+from tests.integration.clients import JAVA_CURRENT, JavaClients, ok
 from tests.integration.test_groups_wire import join_new, sync
 from tests.integration.test_wire_protocol import create_topic, partition_response, produce_request
 
@@ -413,7 +413,7 @@ def test_delete_topics_of_an_internal_topic_is_allowed_as_in_kraft(broker_factor
 
 @pytest.fixture(scope="module")
 def java(tmp_path_factory) -> JavaClients:
-    return JavaClients(Path(tmp_path_factory.mktemp("java-classes")), version=JAVA_OLD)  # 3.9: not yet run on 4.3
+    return JavaClients(Path(tmp_path_factory.mktemp("java-classes")), version=JAVA_CURRENT)
 
 
 def test_java_admin_lists_consumer_offsets_only_when_internal_topics_are_asked_for(java, broker_factory):

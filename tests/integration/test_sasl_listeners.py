@@ -27,7 +27,7 @@ from minibroker.protocol.messages import (
 from minibroker.testing.certs import make_broker_certificate, make_ca
 from minibroker.testing.embedded import BrokerThread
 from minibroker.testing.wire import WireClient
-from tests.integration.clients import JAVA_OLD, JavaClients
+from tests.integration.clients import JAVA_CURRENT, JavaClients
 
 PLAIN_JAAS = ('org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" '
               'password="admin-secret" user_admin="admin-secret" user_alice="alice-secret";')
@@ -189,7 +189,7 @@ def test_bad_sasl_bytes_close_only_their_connection(secure: BrokerThread) -> Non
 def test_the_java_client_produces_over_sasl_ssl_with_scram_and_plain(secure: BrokerThread, pki: Any,
                                                                      tmp_path: Path) -> None:
     ca, _broker = pki
-    java = JavaClients(tmp_path, version=JAVA_OLD)  # 3.9: not yet run on 4.3
+    java = JavaClients(tmp_path, version=JAVA_CURRENT)
     target = SimpleNamespace(bootstrap_servers=address(secure, "SASL_SSL"))
     common = {"security.protocol": "SASL_SSL", "ssl.truststore.type": "PKCS12",
               "ssl.truststore.location": str(ca.truststore_path), "ssl.truststore.password": ca.truststore_password}
