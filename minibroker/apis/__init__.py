@@ -1,91 +1,100 @@
-"""One module per Kafka API; each declares the versions it serves and one `handle`."""
+"""One module per Kafka API; each declares the versions it serves and one `handle`.
+
+The registry finds the handler modules itself: every module of this package whose top level assigns
+`API_KEY` is one, and its declaration (versions, optional lower bounds, optional encoders) is read once
+into an `ApiDeclaration`. Two modules with one key fail the import.
+"""
 
 from __future__ import annotations
 
 import functools
+import importlib
+import pkgutil
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
 from types import ModuleType
+from typing import Any
 
-from . import (
-    add_offsets_to_txn,
-    add_partitions_to_txn,
-    alter_configs,
-    alter_partition_reassignments,
-    alter_replica_log_dirs,
-    alter_user_scram_credentials,
-    api_versions,
-    consumer_group_describe,
-    consumer_group_heartbeat,
-    create_acls,
-    create_partitions,
-    create_topics,
-    delete_acls,
-    delete_groups,
-    delete_records,
-    delete_topics,
-    describe_acls,
-    describe_cluster,
-    describe_configs,
-    describe_groups,
-    describe_log_dirs,
-    describe_producers,
-    describe_topic_partitions,
-    describe_transactions,
-    describe_user_scram_credentials,
-    elect_leaders,
-    end_txn,
-    fetch,
-    find_coordinator,
-    heartbeat,
-    incremental_alter_configs,
-    init_producer_id,
-    join_group,
-    leave_group,
-    list_config_resources,
-    list_groups,
-    list_offsets,
-    list_partition_reassignments,
-    list_transactions,
-    metadata,
-    offset_commit,
-    offset_delete,
-    offset_fetch,
-    offset_for_leader_epoch,
-    produce,
-    sasl_authenticate,
-    sasl_handshake,
-    sync_group,
-    txn_offset_commit,
-    update_features,
-)
+from . import api_versions  # the one handler named here: it answers with the ranges below
 from .releases import LATEST, release, served_range
 
-API_MODULES: dict[int, ModuleType] = {
-    module.API_KEY: module
-    for module in (
-        produce, fetch, list_offsets, metadata, offset_for_leader_epoch, api_versions, create_topics,
-        delete_topics, delete_records, init_producer_id, describe_configs, alter_configs, create_partitions,
-        incremental_alter_configs, describe_cluster, describe_producers, describe_topic_partitions,
-        find_coordinator, join_group, sync_group, heartbeat, leave_group, offset_commit, offset_fetch,
-        describe_groups, list_groups, delete_groups, offset_delete,
-        add_partitions_to_txn, add_offsets_to_txn, end_txn, txn_offset_commit, describe_transactions,
-        list_transactions, elect_leaders, alter_partition_reassignments, list_partition_reassignments,
-        describe_log_dirs, describe_acls, create_acls, delete_acls, sasl_handshake, sasl_authenticate,
-        describe_user_scram_credentials, alter_user_scram_credentials,
-        consumer_group_heartbeat, consumer_group_describe, alter_replica_log_dirs, list_config_resources,
-        update_features,
-    )
-}
+# Read from the source, not by importing: modules that use the registry (dispatch) cannot be imported while it
+# is being built, and only handler modules may be imported here.
+_DEFINES_API_KEY = re.compile(rb"^API_KEY\s*[:=]", re.MULTILINE)
+
+
+@dataclass(frozen=True, slots=True)
+class ApiDeclaration:
+    """What one API module declares: its key, the versions it implements and its optional parts."""
+
+    key: int
+    min_version: int
+    max_version: int
+    # advertised below min_version but refused there (Produce v0-2 on Kafka 4: KAFKA-18659); None: not declared
+    advertised_min_version: int | None
+    # the lowest version served to releases before 4.0, whose old versions KIP-896 removed; None: not declared
+    pre_kip896_min_version: int | None
+    # writes the common answers itself (Produce); None hands every answer to the codec
+    encode_body: Callable[[Any, int], bytes | None] | None
+    # the response's holders of stored record batches, sent without a copy (Fetch)
+    stored_batch_holders: Callable[[Any], list[Any]] | None
+
+    @classmethod
+    def of(cls, module: ModuleType) -> ApiDeclaration:
+        """The declaration a module makes with its top-level names."""
+        names = vars(module)
+        return cls(int(names["API_KEY"]), int(names["MIN_VERSION"]), int(names["MAX_VERSION"]),
+                   names.get("ADVERTISED_MIN_VERSION"), names.get("PRE_KIP896_MIN_VERSION"),
+                   names.get("encode_body"), names.get("stored_batch_holders"))
+
+    def lowest_served(self, kip896: bool) -> int:
+        """The lowest version a node serves: releases before 4.0 (no KIP-896) still served the removed ones."""
+        if not kip896 and self.pre_kip896_min_version is not None:
+            return self.pre_kip896_min_version
+        return self.min_version
+
+    def lowest_advertised(self, kip896: bool) -> int:
+        """The lowest version a node advertises, which may be below what it serves."""
+        advertised = self.min_version if self.advertised_min_version is None else self.advertised_min_version
+        return min(advertised, self.lowest_served(kip896))
+
+
+def declare(modules: Iterable[ModuleType]) -> dict[int, tuple[ModuleType, ApiDeclaration]]:
+    """Each module's declaration by API key, in key order; ImportError when two modules declare one key."""
+    found: dict[int, tuple[ModuleType, ApiDeclaration]] = {}
+    for module in modules:
+        declaration = ApiDeclaration.of(module)
+        if declaration.key in found:
+            raise ImportError(f"API key {declaration.key} is declared by both {found[declaration.key][0].__name__} "
+                              f"and {module.__name__}")
+        found[declaration.key] = (module, declaration)
+    return dict(sorted(found.items()))
+
+
+def _handler_modules() -> list[ModuleType]:
+    """The package's modules that define API_KEY, imported."""
+    modules = []
+    for info in pkgutil.iter_modules(__path__):
+        if not info.ispkg and _DEFINES_API_KEY.search((Path(__file__).parent / f"{info.name}.py").read_bytes()):
+            modules.append(importlib.import_module(f"{__name__}.{info.name}"))
+    return modules
+
+
+_REGISTRY = declare(_handler_modules())
+API_MODULES: dict[int, ModuleType] = {key: module for key, (module, _) in _REGISTRY.items()}
+API_DECLARATIONS: dict[int, ApiDeclaration] = {key: declaration for key, (_, declaration) in _REGISTRY.items()}
 
 
 @functools.cache
 def advertised_ranges(release_name: str = LATEST) -> list[tuple[int, int, int]]:
     """(api key, min, max) for each API a node of this release serves: the modules' own declarations,
     narrowed to the release's ranges (see releases.py)."""
+    kip896 = release(release_name).kip896
     ranges = []
-    for key, module in sorted(API_MODULES.items()):
-        implemented = (min(getattr(module, "ADVERTISED_MIN_VERSION", module.MIN_VERSION),
-                           _min_version(module, release_name)), module.MAX_VERSION)
-        served = served_range(release_name, key, implemented)
+    for key, declaration in API_DECLARATIONS.items():
+        served = served_range(release_name, key, (declaration.lowest_advertised(kip896), declaration.max_version))
         if served is not None:
             ranges.append((key, *served))
     return ranges
@@ -94,16 +103,9 @@ def advertised_ranges(release_name: str = LATEST) -> list[tuple[int, int, int]]:
 @functools.cache
 def accepted_versions(release_name: str) -> dict[int, tuple[int, int]]:
     """Per API key, the versions a node of this release handles (advertised and implemented)."""
-    return {key: (max(low, _min_version(API_MODULES[key], release_name)), high)
+    kip896 = release(release_name).kip896
+    return {key: (max(low, API_DECLARATIONS[key].lowest_served(kip896)), high)
             for key, low, high in advertised_ranges(release_name)}
-
-
-def _min_version(module: ModuleType, release_name: str) -> int:
-    """The lowest version a node of the release serves: releases before 4.0 still served the versions KIP-896
-    removed, which a module that implements them names in PRE_KIP896_MIN_VERSION."""
-    if not release(release_name).kip896:
-        return int(getattr(module, "PRE_KIP896_MIN_VERSION", module.MIN_VERSION))
-    return int(module.MIN_VERSION)
 
 
 api_versions.answer_with(advertised_ranges)

@@ -19,7 +19,7 @@ from ..core.pending import Pending
 from ..protocol.errors import KafkaError
 from ..protocol.messages import REQUESTS, RESPONSES, MalformedRequest, decode_request, request_parse_error
 from ..protocol.stored_batches import encode_with_stored_batches
-from . import API_MODULES, accepted_versions, api_versions
+from . import API_DECLARATIONS, API_MODULES, accepted_versions, api_versions
 from .context import CloseConnection, RequestContext, Session
 
 log = logging.getLogger("minibroker.requests")
@@ -99,9 +99,9 @@ def _response_writing(api_key: int, version: int) -> tuple[bool, bool, Any, Any]
     """How a response is written: whether its header is flexible (never for ApiVersions, KIP-511), whether its
     body is, the module's `stored_batch_holders` and its `encode_body` (or None)."""
     flexible_body = bool(RESPONSES[api_key].flexible_version_q(version))
-    module = API_MODULES[api_key]
+    declaration = API_DECLARATIONS[api_key]
     return (flexible_body and api_key != api_versions.API_KEY, flexible_body,
-            getattr(module, "stored_batch_holders", None), getattr(module, "encode_body", None))
+            declaration.stored_batch_holders, declaration.encode_body)
 
 
 def encode_response(header: RequestHeader, response: Any, version: int | None = None) -> Answer:
