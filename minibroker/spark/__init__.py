@@ -13,15 +13,28 @@ See docs/spark.md.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .source import FORMAT, KafkaDataSource
+if TYPE_CHECKING:
+    from .source import FORMAT, KafkaDataSource
 
 
 def register(spark: Any) -> str:
     """Register the data source with a SparkSession; returns its format name."""
+    from .source import FORMAT, KafkaDataSource
+
     spark.dataSource.register(KafkaDataSource)
     return FORMAT
+
+
+def __getattr__(name: str) -> Any:
+    # pyspark is imported on first use: the package's pyspark-free parts (options, the audit's report) and their
+    # tests import without the `spark` extra
+    if name in ("FORMAT", "KafkaDataSource"):
+        from . import source
+
+        return getattr(source, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 __all__ = ["FORMAT", "KafkaDataSource", "register"]
