@@ -17,9 +17,10 @@ formats the log no longer stores: as Kafka 3.9's maybeConvertFetchedData, the ba
 magic 0 for v0-1 and magic 1 for v2-3 (records.down_convert, LazyDownConversionRecords), into new bytes rather
 than the stored ones. v0-2 have no request-wide max_bytes and no KIP-74 "at least one batch": a first batch
 larger than partition_max_bytes gives nothing but an overflow entry. Below v10 a topic whose compression.type
-is zstd, or a zstd batch to down-convert first, is UNSUPPORTED_COMPRESSION_TYPE. Not modelled: the topic
-config `message.downconversion.enable` (not in the config registry; Kafka's default, true, is what is served),
-and the partial batch Kafka's log slice can end with, which it counts in the size it announces.
+is zstd, or a zstd batch to down-convert first, is UNSUPPORTED_COMPRESSION_TYPE; a consumer's v0-3 fetch of a
+topic whose `message.downconversion.enable` (a 3.9 or 2.8 profile's config) is false, UNSUPPORTED_VERSION, as
+in Kafka 3.9. Not modelled: the partial batch Kafka's log slice can end with, which it counts in the size it
+announces.
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ MIN_VERSION, MAX_VERSION = 4, 18
 PRE_KIP896_MIN_VERSION = 0  # releases before 4.0 served v0-3
 MAGIC_V0_UNTIL = 1  # the last version answered in message format v0 (magic 1 after it, to DOWN_CONVERT_UNTIL)
 DOWN_CONVERT_UNTIL = 3  # the last version that cannot read record batches (magic 2)
+DOWN_CONVERSION = "message.downconversion.enable"
 HARD_MAX_BYTES_UNTIL = 2  # FetchRequest.hardMaxBytesLimit: no request max_bytes, no first batch past the limit
 ZSTD_FROM = 10  # older versions cannot fetch from a zstd topic (KIP-110)
 SESSION_MIN_VERSION = 7  # the first version with session ids and epochs
@@ -222,13 +224,14 @@ def _build_response(request: FetchRequest, ctx: RequestContext, targets: list[_T
     # FetchResponse.toMessage: consecutive partitions of one topic share a topic entry
     responses: list[Any] = []
     last_key: Any = object()
+    follower = _replica_id(request, version) >= 0
     for index in included:
         key, part_req, partition, _error = targets[index]
         if key != last_key:
             responses.append(_TopicResponse(topic_id=key, partitions=[]) if version >= TOPIC_ID_VERSION
                              else _TopicResponse(topic=key, partitions=[]))
             last_key = key
-        responses[-1].partitions.append(_partition_data(ctx, key, part_req, partition, reads[index]))
+        responses[-1].partitions.append(_partition_data(ctx, key, part_req, partition, reads[index], follower))
     return FetchResponse(throttle_time_ms=0, error_code=0, session_id=session_id, responses=responses,
                          node_endpoints=node_endpoints)
 
@@ -277,7 +280,8 @@ def _local_log(ctx: RequestContext, key: Any, part_req: Any) -> Partition | None
     return partition if ctx.node.node_id in partition.replicas else None
 
 
-def _partition_data(ctx: RequestContext, key: Any, part_req: Any, partition: Partition | None, read: _Read) -> Any:
+def _partition_data(ctx: RequestContext, key: Any, part_req: Any, partition: Partition | None, read: _Read,
+                    follower: bool) -> Any:
     version = ctx.api_version
     local = _local_log(ctx, key, part_req) if version < ZSTD_FROM else None
     if local is not None:
@@ -287,6 +291,9 @@ def _partition_data(ctx: RequestContext, key: Any, part_req: Any, partition: Par
         if ctx.cluster.topic_config(local.topic, "compression.type") == "zstd":
             return _unsupported_compression(part_req)
         if version <= DOWN_CONVERT_UNTIL:
+            if not follower and not _down_conversion_enabled(ctx, local.topic):
+                # FetchResponse.partitionResponse(UNSUPPORTED_VERSION): null records, as Kafka 3.9.1 answers
+                return _unsupported_compression(part_req, ErrorCode.UNSUPPORTED_VERSION, records=None)
             magic = records.MAGIC_V0 if version <= MAGIC_V0_UNTIL else records.MAGIC_V1
             try:
                 converted = records.down_convert(read.batches, magic, part_req.fetch_offset)
@@ -308,12 +315,19 @@ def _partition_data(ctx: RequestContext, key: Any, part_req: Any, partition: Par
     )
 
 
-def _unsupported_compression(part_req: Any) -> Any:
-    """FetchResponse.partitionResponse(UNSUPPORTED_COMPRESSION_TYPE): no offsets, no records (and an empty,
-    not null, aborted transaction list: the generated default)."""
-    return _PartitionData(partition_index=part_req.partition, error_code=ErrorCode.UNSUPPORTED_COMPRESSION_TYPE,
+def _down_conversion_enabled(ctx: RequestContext, topic: Any) -> bool:
+    """`message.downconversion.enable` of the topic, where the cluster's release has it (before Kafka 4.0)."""
+    return (DOWN_CONVERSION not in ctx.cluster.config.topic_configs
+            or bool(ctx.cluster.topic_config(topic, DOWN_CONVERSION)))
+
+
+def _unsupported_compression(part_req: Any, code: ErrorCode = ErrorCode.UNSUPPORTED_COMPRESSION_TYPE,
+                             records: bytes | None = b"") -> Any:
+    """FetchResponse.partitionResponse(UNSUPPORTED_COMPRESSION_TYPE, or `code`): no offsets, no records (and an
+    empty, not null, aborted transaction list: the generated default)."""
+    return _PartitionData(partition_index=part_req.partition, error_code=code,
                           high_watermark=-1, last_stable_offset=-1, log_start_offset=-1, aborted_transactions=[],
-                          preferred_read_replica=-1, records=b"")
+                          preferred_read_replica=-1, records=records)
 
 
 def stored_batch_holders(response: FetchResponse) -> list[Any]:

@@ -396,12 +396,12 @@ _INERT_BROKER = frozenset({
 #   as minibroker does: any valid value is accepted, stored and described, and changes nothing;
 # - message.timestamp.difference.max.ms: Kafka 3.9 bounds timestamps by it where before/after.max.ms are left
 #   at Long.MAX_VALUE (LogConfig.getMessageTimestampBeforeMaxMs/AfterMaxMs), and so does minibroker;
-# - down-conversion: minibroker always down-converts for old Fetch versions (Kafka's default, true).
+# - down-conversion: false makes a consumer's Fetch v0-3 of the topic UNSUPPORTED_VERSION (apis/fetch.py).
 _RELEASE_SUPPORT = {
     "message.format.version": Support.INERT, "log.message.format.version": Support.INERT,
     "message.timestamp.difference.max.ms": Support.IMPLEMENTED,
     "log.message.timestamp.difference.max.ms": Support.IMPLEMENTED,
-    "message.downconversion.enable": Support.UNSUPPORTED, "log.message.downconversion.enable": Support.UNSUPPORTED,
+    "message.downconversion.enable": Support.IMPLEMENTED, "log.message.downconversion.enable": Support.IMPLEMENTED,
 }
 
 _IMPLEMENTED_TOPIC = frozenset({
@@ -510,7 +510,7 @@ class ReleaseConfigs:
     broker: dict[str, ConfigDef]
     topic: dict[str, ConfigDef]
     removed: frozenset[str]  # 4.2's configs the release does not know
-    hash_ordered: bool = False  # DescribeConfigs lists requested configs in Scala HashMap order (3.9)
+    hash_ordered: bool = False  # Scala's ConfigHelper (3.9): requested configs in HashMap order, Set(a, b) refusals
 
 
 @cache
@@ -920,6 +920,14 @@ class BrokerConfig:
             raise ConfigError(f"Unknown topic config name: {name}")
         return self.topic_configs[name]
 
+    def _set_text(self, names: list[str], table_for: int = 0) -> str:
+        """A set of config names as this release's DynamicBrokerConfig prints it in a refusal: Kafka 4's Java
+        HashSet `[a, b]` (java_set), 3.9's Scala Set `Set(a, b)` (up to four names in the order the request's
+        properties gave them, which for more than one name may not be the JVM's)."""
+        if self._hash_ordered:
+            return f"Set({', '.join(dict.fromkeys(names))})"
+        return java_set(names, table_for)
+
     def describe_order(self, names: list[str], keyed: bool) -> list[str]:
         """`names` in the order DescribeConfigs lists them: by name, or for a release that lists the requested
         configs (`keyed`) from a Scala HashMap (3.9's ConfigHelper), in that map's order."""
@@ -1132,11 +1140,11 @@ class BrokerConfig:
         read_only = [name for name, d in known.items() if not d.dynamic]
         if read_only:
             raise KafkaError(ErrorCode.INVALID_REQUEST, f"Cannot update these configs dynamically: "
-                                                        f"{java_set(read_only, len(props))}")
+                                                        f"{self._set_text(read_only, len(props))}")
         listener_only = [name for name in props if name in _LISTENER_ONLY_SECURITY_CONFIGS]
         if listener_only:
             raise KafkaError(ErrorCode.INVALID_REQUEST, "These security configs can be dynamically updated only "
-                             f"per-listener using the listener prefix: {java_set(listener_only)}")
+                             f"per-listener using the listener prefix: {self._set_text(listener_only)}")
         parsed: Layer = {}
         for name, definition in known.items():
             try:
@@ -1147,7 +1155,7 @@ class BrokerConfig:
             per_broker = [name for name, d in known.items() if d.mode is UpdateMode.PER_BROKER]
             if per_broker:
                 raise KafkaError(ErrorCode.INVALID_REQUEST, "Cannot update these configs at default cluster level, "
-                                 f"broker id must be specified: {java_set(per_broker)}")
+                                 f"broker id must be specified: {self._set_text(per_broker)}")
         for name in props:
             if name not in known:
                 if name.startswith(LISTENER_PREFIX):  # listeners bind once here, with their start-up configs

@@ -19,8 +19,9 @@ from __future__ import annotations
 #: its own (its configs were not compared): it uses 3.9's, the nearest release that was.
 PROFILE_OVERLAY = {"2.8": "3.9", "3.9": "3.9"}
 
-#: Releases whose DescribeConfigs lists the requested configs in the order of a Scala mutable.HashMap (3.9's
-#: ConfigHelper filters the configs into one) rather than by name, as 4.x does.
+#: Releases whose ConfigHelper and DynamicBrokerConfig are Scala: DescribeConfigs lists the requested configs in
+#: the order of the Scala mutable.HashMap it filters them into (4.x: by name), and a broker alter's refusal
+#: prints its set of names as a Scala Set, `Set(a, b)` (4.x: a Java HashSet, `[a, b]`).
 HASH_ORDERED_DESCRIBE = frozenset({"3.9"})
 
 BROKER_CHANGED_OR_ADDED = {"3.9": """\

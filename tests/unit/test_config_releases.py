@@ -142,3 +142,20 @@ def test_the_default_broker_config_is_the_latest_release() -> None:
     assert BrokerConfig().topic_names() == cluster_config({}, "latest").topic_names()
     with pytest.raises(ConfigError):
         BrokerConfig().topic_def("message.format.version")
+
+
+def test_3_9_prints_refused_names_as_a_scala_set_and_4_x_as_a_java_set() -> None:
+    for profile, text in (("3.9", "Set(node.id)"), ("latest", "[node.id]")):
+        with pytest.raises(KafkaError) as refused:
+            cluster_config({}, profile).incremental_alter_dynamic(None, [("node.id", SET, "1")])
+        assert (refused.value.code, refused.value.message) == (
+            ErrorCode.INVALID_REQUEST, f"Cannot update these configs dynamically: {text}")
+
+
+def test_message_downconversion_enable_is_a_3_9_topic_config_falling_back_to_the_broker_default() -> None:
+    config = cluster_config({}, "3.9")
+    assert config.topic_value("message.downconversion.enable", {}) is True
+    config.incremental_alter_dynamic(None, [("log.message.downconversion.enable", SET, "false")])
+    assert config.topic_value("message.downconversion.enable", {}) is False
+    overrides = config.parse_topic_configs({"message.downconversion.enable": "true"})
+    assert config.topic_value("message.downconversion.enable", overrides) is True
