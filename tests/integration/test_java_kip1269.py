@@ -1,4 +1,5 @@
-"""KIP-1269 (`producer.state.batches.to.retain`) through the Apache Kafka Java client (kafka-clients 3.9).
+"""KIP-1269 (`producer.state.batches.to.retain`) through the Apache Kafka Java client (kafka-clients 4.3.1;
+the legacy `Admin.alterConfigs`, gone from 4.x, through 3.9.1).
 
 The topic config `producer.state.batches.to.retain` (INT, minimum 5) falls back to the dynamic broker
 config `log.producer.state.batches.to.retain` (default 5). The scenarios run tests/clients/java/
@@ -15,7 +16,7 @@ from typing import Any
 import pytest
 
 from tests.helpers import unique_topic
-from tests.integration.clients import JAVA_OLD, JavaClients, ok
+from tests.integration.clients import JAVA_CURRENT, JAVA_OLD, JavaClients, ok
 
 pytestmark = pytest.mark.java
 
@@ -29,7 +30,13 @@ PATTERN = (0, 0, 0, 0, 1, 1, 1, 2, 2, 3)
 @pytest.fixture(scope="module")
 def java(tmp_path_factory: pytest.TempPathFactory) -> JavaClients:
     """The Java test programs, compiled for this module."""
-    return JavaClients(Path(tmp_path_factory.mktemp("java-classes")), version=JAVA_OLD)  # 3.9: not yet run on 4.3
+    return JavaClients(Path(tmp_path_factory.mktemp("java-classes")), version=JAVA_CURRENT)
+
+
+@pytest.fixture(scope="module")
+def java_old(tmp_path_factory: pytest.TempPathFactory) -> JavaClients:
+    """The Java test programs compiled against kafka-clients 3.9.1, the last with Admin.alterConfigs."""
+    return JavaClients(Path(tmp_path_factory.mktemp("java-classes-3.9")), version=JAVA_OLD)
 
 
 def scenario(java: JavaClients, broker: Any, *commands: str) -> list[dict[str, Any]]:
@@ -79,18 +86,17 @@ def assert_config(result: dict[str, Any], value: str, source: str, synonyms: lis
 
 
 def test_topic_override_set_and_delete(java: JavaClients, broker: Any) -> None:
-    """createTopics with the config, incrementalAlterConfigs SET and DELETE, legacy alterConfigs; no static value."""
+    """createTopics with the config, incrementalAlterConfigs SET and DELETE; no static value."""
     topic, plain = unique_topic("k1269-topic"), unique_topic("k1269-plain")
     results = scenario(
         java, broker,
         f"create {topic} 1 {CONFIG}=20", f"config topic {topic} {CONFIG}",
         f"set topic {topic} {CONFIG} 30", f"config topic {topic} {CONFIG}",
         f"delete topic {topic} {CONFIG}", f"config topic {topic} {CONFIG}",
-        f"legacy topic {topic} {CONFIG}=25", f"config topic {topic} {CONFIG}",
         f"create {plain} 1", f"config topic {plain} {CONFIG}",
         f"config broker 0 {BROKER_CONFIG}",
     )
-    create, created, _, after_set, _, after_delete, _, after_legacy, _, plain_desc, broker_desc = results
+    create, created, _, after_set, _, after_delete, _, plain_desc, broker_desc = results
     assert ok(create)["partitions"] == 1
     assert_config(created, "20", "DYNAMIC_TOPIC_CONFIG", [synonym(CONFIG, "20", "DYNAMIC_TOPIC_CONFIG")])
     ok(results[2])
@@ -98,12 +104,30 @@ def test_topic_override_set_and_delete(java: JavaClients, broker: Any) -> None:
     ok(results[4])
     assert_config(after_delete, "5", "DEFAULT_CONFIG", [])
     ok(results[6])
-    assert_config(after_legacy, "25", "DYNAMIC_TOPIC_CONFIG", [synonym(CONFIG, "25", "DYNAMIC_TOPIC_CONFIG")])
-    ok(results[8])
     assert_config(plain_desc, "5", "DEFAULT_CONFIG", [])
     ok(broker_desc)
     assert (broker_desc["value"], broker_desc["source"], broker_desc["read_only"]) == ("5", "DEFAULT_CONFIG", False)
     assert broker_desc["synonyms"] == [synonym(BROKER_CONFIG, "5", "DEFAULT_CONFIG")]
+
+
+def test_legacy_alter_configs_from_a_3_9_client(java_old: JavaClients, broker: Any) -> None:
+    """The legacy AlterConfigs request, which a 3.9 client still sends (Admin.alterConfigs is gone from 4.x):
+    a topic value is set; values below 5 are refused, on a topic and on the broker default, changing nothing."""
+    topic = unique_topic("k1269-legacy")
+    results = scenario(
+        java_old, broker,
+        f"create {topic} 1 {CONFIG}=20", f"legacy topic {topic} {CONFIG}=2", f"config topic {topic} {CONFIG}",
+        f"legacy topic {topic} {CONFIG}=25", f"config topic {topic} {CONFIG}",
+        f"legacy broker - {BROKER_CONFIG}=2", f"config broker 0 {BROKER_CONFIG}",
+    )
+    create, legacy2, after_legacy2, legacy25, after_legacy25, broker_legacy2, broker_desc = results
+    ok(create)
+    refused(legacy2, "2")
+    assert_config(after_legacy2, "20", "DYNAMIC_TOPIC_CONFIG", [synonym(CONFIG, "20", "DYNAMIC_TOPIC_CONFIG")])
+    ok(legacy25)
+    assert_config(after_legacy25, "25", "DYNAMIC_TOPIC_CONFIG", [synonym(CONFIG, "25", "DYNAMIC_TOPIC_CONFIG")])
+    refused(broker_legacy2, "2", name=BROKER_CONFIG, error="InvalidRequestException")
+    assert (ok(broker_desc)["value"], broker_desc["source"]) == ("5", "DEFAULT_CONFIG"), broker_desc
 
 
 def test_topic_override_with_static_broker_value(java: JavaClients, broker_factory: Any) -> None:
@@ -145,12 +169,11 @@ def test_refused_values(java: JavaClients, broker: Any) -> None:
         f"validate-create {bad_validate} 1 {CONFIG}=4",
         f"create {topic} 1 {CONFIG}=20",
         f"set topic {topic} {CONFIG} 3", f"config topic {topic} {CONFIG}",
-        f"legacy topic {topic} {CONFIG}=2", f"config topic {topic} {CONFIG}",
         f"set topic {topic} {CONFIG} abc", f"set topic {topic} {CONFIG} 4", f"config topic {topic} {CONFIG}",
         f"set topic {topic} {CONFIG} 5", f"config topic {topic} {CONFIG}",
         f"exists {bad_validate}",
     )
-    (create4, exists4, create_abc, exists_abc, validate4, create, set3, after_set3, legacy2, after_legacy2,
+    (create4, exists4, create_abc, exists_abc, validate4, create, set3, after_set3,
      set_abc, set4, after_more, set5, after_set5, exists_validate) = results
     refused(create4, "4")
     assert ok(exists4)["exists"] is False
@@ -162,8 +185,6 @@ def test_refused_values(java: JavaClients, broker: Any) -> None:
     kept = [synonym(CONFIG, "20", "DYNAMIC_TOPIC_CONFIG")]
     refused(set3, "3")
     assert_config(after_set3, "20", "DYNAMIC_TOPIC_CONFIG", kept)
-    refused(legacy2, "2")
-    assert_config(after_legacy2, "20", "DYNAMIC_TOPIC_CONFIG", kept)
     refused(set_abc, "abc", minimum=None)
     refused(set4, "4")
     assert_config(after_more, "20", "DYNAMIC_TOPIC_CONFIG", kept)
@@ -183,12 +204,12 @@ def test_broker_resource_dynamic_values(java: JavaClients, broker_factory: Any) 
         f"config topic {pinned} {CONFIG}", f"config broker 0 {BROKER_CONFIG}",
         f"set broker 0 {BROKER_CONFIG} 15", f"config topic {after} {CONFIG}", f"config broker 0 {BROKER_CONFIG}",
         f"delete broker 0 {BROKER_CONFIG}", f"config topic {after} {CONFIG}",
-        f"set broker - {BROKER_CONFIG} 4", f"set broker 0 {BROKER_CONFIG} abc", f"legacy broker - {BROKER_CONFIG}=2",
+        f"set broker - {BROKER_CONFIG} 4", f"set broker 0 {BROKER_CONFIG} abc",
         f"config topic {after} {CONFIG}",
         f"delete broker - {BROKER_CONFIG}", f"config topic {after} {CONFIG}", f"config topic {pinned} {CONFIG}",
     )
     (create_before, create_pinned, set_default, create_after, after_desc, before_desc, pinned_desc, broker_desc,
-     set_node, after_node, broker_node, delete_node, after_node_deleted, set4, set_abc, legacy2,
+     set_node, after_node, broker_node, delete_node, after_node_deleted, set4, set_abc,
      after_refused, delete_default, after_default_deleted, pinned_final) = results
     for r in (create_before, create_pinned, set_default, create_after, set_node, delete_node, delete_default):
         ok(r)
@@ -209,7 +230,6 @@ def test_broker_resource_dynamic_values(java: JavaClients, broker_factory: Any) 
 
     refused(set4, "4", name=BROKER_CONFIG, error="InvalidRequestException")
     refused(set_abc, "abc", name=BROKER_CONFIG, minimum=None, error="InvalidRequestException")
-    refused(legacy2, "2", name=BROKER_CONFIG, error="InvalidRequestException")
     assert_config(after_refused, "12", "DYNAMIC_DEFAULT_BROKER_CONFIG", [default12])
 
     assert_config(after_default_deleted, "5", "DEFAULT_CONFIG", [])
