@@ -1,4 +1,5 @@
-"""Consumer groups through the Apache Kafka Java client (kafka-clients 3.9) against a real broker process.
+"""Consumer groups (the classic protocol) through the Apache Kafka Java client (kafka-clients 4.3.1) against a
+real broker process.
 
 The programs are tests/clients/java/GroupConsumer.java (a subscribed KafkaConsumer printing its rebalance
 events and records as JSON lines, one-shot or driven through stdin) and GroupAdmin.java (Admin group APIs).
@@ -17,7 +18,7 @@ from typing import Any
 import pytest
 
 from tests.helpers import unique_topic
-from tests.integration.clients import JAVA_OLD, ClientRun, JavaClients, ok
+from tests.integration.clients import JAVA_CURRENT, ClientRun, JavaClients, ok
 from tests.integration.groups_common import report_first_join
 
 pytestmark = pytest.mark.java
@@ -29,7 +30,7 @@ FAST = ("heartbeat.interval.ms=300",)
 @pytest.fixture(scope="module")
 def java(tmp_path_factory: pytest.TempPathFactory) -> JavaClients:
     """The Java test programs, compiled for this module."""
-    return JavaClients(Path(tmp_path_factory.mktemp("java-classes")), version=JAVA_OLD)  # 3.9: not yet run on 4.3
+    return JavaClients(Path(tmp_path_factory.mktemp("java-classes")), version=JAVA_CURRENT)
 
 
 def admin(java: JavaClients, broker: Any, *commands: str) -> list[dict[str, Any]]:
@@ -97,7 +98,7 @@ class Member:
                 f"--- member {self.name} stderr (end) ---\n{''.join(self.stderr)[-4000:]}\n"
                 f"--- broker log (end) ---\n{self.broker.log_text()[-4000:]}")
 
-    def wait(self, check: Callable[[list[dict[str, Any]]], Any], what: str, timeout: float = 30.0) -> Any:
+    def wait(self, check: Callable[[list[dict[str, Any]]], Any], what: str, timeout: float = 60.0) -> Any:
         """Waits until check(events) is truthy; returns it. Fails the test after `timeout` seconds."""
         deadline = time.monotonic() + timeout
         with self._cond:
@@ -178,7 +179,9 @@ def test_first_join_time(java: JavaClients, broker: Any) -> None:
     assert sorted(r["i"] for r in records(events)) == [0, 1, 2, 3]
     seconds = assigned["ms"] / 1000
     report_first_join("java", seconds, generation=assigned["generation"])
-    assert seconds < 10, f"first join took {seconds:.1f} s\n{run.describe()}"
+    # a bound far above a quick join (under load the 4.3 client took 10.4 s here, and 10.5 s against Kafka 4.3.1 with
+    # its 3 s initial rebalance delay) and below a join that waited half of the 45 s session timeout
+    assert seconds < 20, f"first join took {seconds:.1f} s\n{run.describe()}"
 
 
 def test_consume_commit_restart_resumes(java: JavaClients, broker: Any) -> None:
@@ -264,7 +267,7 @@ def test_two_members_rebalance_on_join_and_leave(java: JavaClients, broker: Any,
 def test_static_member_restart_without_rebalance(java: JavaClients, broker: Any, members: list[Member],
                                                  restart: str) -> None:
     """KIP-345: a static member (group.instance.id) closes without leaving; restarted, it gets its partitions
-    back in the same generation and the other member sees no rebalance. kafka-clients 3.9 uses JoinGroup v9,
+    back in the same generation and the other member sees no rebalance. kafka-clients 4.3 uses JoinGroup v9,
     so a returning leader is told to skip the assignment (KIP-814)."""
     topic = unique_topic("jg-static")
     group = unique_topic("jg-static-group")
@@ -367,11 +370,10 @@ def test_admin_group_apis(java: JavaClients, broker: Any, members: list[Member])
     ok(delete)
     assert group not in ok(listed_after)["groups"]
     assert ok(offsets_after)["offsets"] == {}
-    # kafka-clients 3.9 reports a deleted (unknown) group as state DEAD with no members.
-    if described_after["ok"]:
-        assert (described_after["state"], described_after["members"]) == ("Dead", []), described_after
-    else:
-        failed_with(described_after, "GroupIdNotFoundException")
+    # kafka-clients 4.3 answers a deleted (unknown) group with GroupIdNotFoundException, as it does against Kafka
+    # 4.3.1 (3.9 reported it as state DEAD with no members)
+    failed_with(described_after, "GroupIdNotFoundException")
+    assert described_after["message"] == f"Group {group} not found.", described_after
     failed_with(delete_again, "GroupIdNotFoundException")
 
 
