@@ -248,7 +248,8 @@ def main(argv: list[str] | None = None) -> int:
                                      description="Exactly-once audit of stamped Kafka records.")
     parser.add_argument("--bootstrap-servers", required=True, help="host:port[,host:port...]")
     parser.add_argument("--topics", required=True, help="comma-separated topics to audit")
-    parser.add_argument("--master", default=None, help="Spark master (default: spark-submit's, else local[*])")
+    parser.add_argument("--master", default=None,
+                        help="Spark master (default: the running session's, spark-submit's, else local[*])")
     parser.add_argument("--isolation-level", choices=("read_committed", "read_uncommitted"),
                         default="read_committed")
     parser.add_argument("--from-zero", action="store_true",
@@ -259,13 +260,17 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     topics = [t.strip() for t in args.topics.split(",") if t.strip()]
 
-    spark = session(args.master)
-    spark.sparkContext.setLogLevel("WARN")
+    # called from a running application (a notebook, a test), the job uses its session and leaves it running
+    active = SparkSession.getActiveSession()
+    spark = active or session(args.master)
+    if active is None:
+        spark.sparkContext.setLogLevel("WARN")
     try:
         frame = read_topics(spark, args.bootstrap_servers, topics, args.isolation_level, args.format)
         report = audit(frame, topics, args.isolation_level, from_zero=args.from_zero, examples=args.examples)
     finally:
-        spark.stop()
+        if active is None:
+            spark.stop()
     print(report.render())
     if args.json is not None:
         args.json.write_text(json.dumps(report.to_json(), indent=2) + "\n")
