@@ -8,6 +8,7 @@ environment variable is set: in CI a skipped client test would hide a broken ins
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import os
 import shutil
@@ -45,6 +46,7 @@ JAVA_CLASSES = ROOT / ".cache" / "java-classes"
 JAVA_CDS = ROOT / ".cache" / "java-cds"
 #: JVM log lines (a CDS archive the JVM cannot use, say) go to stderr, not among a program's JSON lines on stdout.
 JVM_LOG_TO_STDERR = ("-Xlog:disable", "-Xlog:all=warning:stderr")
+_ARCHIVE_AT_EXIT = "-XX:ArchiveClassesAtExit="
 INSTALL_HINT = "run scripts/install-test-deps.sh"
 
 #: Default bound on one client program run, in seconds.
@@ -187,11 +189,11 @@ class JavaClients:
                 shutil.rmtree(staging, ignore_errors=True)
         # CDS archives only classes from jars: a classpath with a (non-empty) directory cannot be shared
         self.classpath = os.pathsep.join([str(_jar_of(classes)), lib_cp])
-        self._archiving: dict[str, Path] = {}
+        self._runs = itertools.count()
 
     def command(self, main: str, *args: object) -> list[str]:
-        """The command that runs class `main` with `args`, sharing the classes its last run loaded; call
-        `finished(main)` once it has exited so that a first run's archive is kept."""
+        """The command that runs class `main` with `args`, sharing the classes its last run loaded; pass it to
+        `finished` once its JVM has exited, so that a first run's archive is kept."""
         digest = hashlib.sha256(f"{main}\0{self.classpath}".encode())
         for entry in self.classpath.split(os.pathsep):
             stat = Path(entry).stat()
@@ -201,29 +203,27 @@ class JavaClients:
             sharing = f"-XX:SharedArchiveFile={archive}"
         else:  # the JVM writes the archive as it exits; `finished` moves it into place
             JAVA_CDS.mkdir(parents=True, exist_ok=True)
-            staging = JAVA_CDS / f".{archive.name}.{os.getpid()}.{len(self._archiving)}"
-            self._archiving[main] = staging
-            sharing = f"-XX:ArchiveClassesAtExit={staging}"
+            sharing = f"{_ARCHIVE_AT_EXIT}{JAVA_CDS / f'.{archive.name}.{os.getpid()}.{next(self._runs)}'}"
         return ["java", *self.JVM_OPTS, *JVM_LOG_TO_STDERR, sharing, "-cp", self.classpath, main,
                 *(str(a) for a in args)]
 
-    def finished(self, main: str) -> None:
-        """After a run of `main`: the archive its JVM wrote at exit, if any, replaces the staging name (atomically:
-        another worker may be writing the same one)."""
-        staging = self._archiving.pop(main, None)
-        if staging is None:
-            return
-        if staging.is_file():
-            os.replace(staging, JAVA_CDS / staging.name[1:].rsplit(".", 2)[0])
-        else:
-            staging.unlink(missing_ok=True)
+    @staticmethod
+    def finished(command: list[str]) -> None:
+        """After the JVM of `command` has exited: the archive it wrote, if any, takes its place (atomically: another
+        worker may have put the same one there first)."""
+        for arg in command:
+            if arg.startswith(_ARCHIVE_AT_EXIT):
+                staging = Path(arg[len(_ARCHIVE_AT_EXIT):])
+                if staging.is_file():
+                    os.replace(staging, staging.with_name(staging.name[1:].rsplit(".", 2)[0]))
 
     def run(self, broker: Any, main: str, *args: object, timeout: float = CLIENT_TIMEOUT) -> ClientRun:
         """Runs class `main` with the broker's bootstrap address followed by `args`."""
+        command = self.command(main, broker.bootstrap_servers, *args)
         try:
-            return run_client(self.command(main, broker.bootstrap_servers, *args), timeout=timeout, broker=broker)
+            return run_client(command, timeout=timeout, broker=broker)
         finally:
-            self.finished(main)
+            self.finished(command)
 
     def scenario(self, broker: Any, main: str, commands: tuple[str | list[str], ...],
                  timeout: float = CLIENT_TIMEOUT) -> list[dict[str, Any]]:

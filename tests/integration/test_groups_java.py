@@ -62,8 +62,8 @@ class Member:
     def __init__(self, java: JavaClients, broker: Any, topic: str, group: str, *options: str, name: str = "") -> None:
         self.name = name
         self.broker = broker
-        args = ["java", *java.JVM_OPTS, "-cp", java.classpath, "GroupConsumer", broker.bootstrap_servers, topic, group,
-                "interactive=true", *options]
+        self.args = args = java.command("GroupConsumer", broker.bootstrap_servers, topic, group, "interactive=true",
+                                        *options)
         self.proc = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                      text=True)
         self.events: list[dict[str, Any]] = []
@@ -130,6 +130,7 @@ class Member:
         except subprocess.TimeoutExpired:
             pytest.fail(f"member {self.name} did not close within {timeout:.0f} s\n{self.describe()}", pytrace=False)
         self._threads[0].join(5)
+        JavaClients.finished(self.args)
         assert code == 0, self.describe()
 
     def kill(self) -> None:

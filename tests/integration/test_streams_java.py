@@ -42,8 +42,7 @@ class StreamsInstance:
     def __init__(self, java: JavaClients, broker: BrokerProcess, app_id: str, source: str, sink: str,
                  state_dir: Path) -> None:
         state_dir.mkdir(parents=True, exist_ok=True)
-        self.args = ["java", *java.JVM_OPTS, "-cp", java.classpath, "WordCountStreams", broker.bootstrap_servers,
-                     app_id, source, sink, str(state_dir)]
+        self.args = java.command("WordCountStreams", broker.bootstrap_servers, app_id, source, sink, str(state_dir))
         self.proc = subprocess.Popen(self.args, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, text=True)
         self.lines: queue.Queue[dict[str, Any]] = queue.Queue()
@@ -86,7 +85,9 @@ class StreamsInstance:
         """Closes stdin (the program closes Streams, leaving the group) and waits for the exit, bounded."""
         assert self.proc.stdin is not None
         self.proc.stdin.close()
-        return self.proc.wait(timeout=120)
+        code = self.proc.wait(timeout=120)
+        JavaClients.finished(self.args)
+        return code
 
     def kill(self) -> None:
         if self.proc.poll() is None:
