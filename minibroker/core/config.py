@@ -358,6 +358,10 @@ _INERT_BROKER = frozenset({
     "background.threads", "num.io.threads", "num.network.threads", "num.recovery.threads.per.data.dir",
     "num.replica.fetchers", "num.replica.alter.log.dirs.threads", "log.cleaner.threads",
     "group.coordinator.threads", "share.coordinator.threads", "socket.send.buffer.bytes",
+    # Kafka 4.3's coordinator and KRaft internals (config_releases.py)
+    "group.coordinator.background.threads", "group.coordinator.cached.buffer.max.bytes",
+    "share.coordinator.cached.buffer.max.bytes", "controller.quorum.fetch.max.bytes",
+    "controller.quorum.fetch.snapshot.max.bytes",
     "socket.receive.buffer.bytes", "replica.socket.receive.buffer.bytes",
     "replica.socket.timeout.ms", "queued.max.requests", "log.dir", "log.dirs",
     "metadata.log.dir", "log.flush.interval.messages", "log.flush.interval.ms", "log.flush.scheduler.interval.ms",
@@ -680,12 +684,26 @@ _UNSUPPORTED_REASONS = (
     ("metric.reporters", "no metrics reporters (no JMX)"),
     ("max.connection.creation.rate", "connection-rate quotas are not implemented (README: Quotas)"),
     ("remote.", "tiered storage is not implemented (README)"),
+    ("log.remote.", "tiered storage is not implemented (README)"),
+    ("follower.fetch.last.tiered.offset.enable", "tiered storage is not implemented (README)"),
+    ("cordoned.log.dirs", "one log directory, in memory: nothing to cordon"),
+    ("group.consumer.assignment.interval.ms", "a consumer group's target assignment is computed at once, in the "
+                                              "heartbeat that changes it (Kafka 4.3 batches them)"),
+    ("group.share.", "share groups are not served (README)"),
+    ("group.streams.", "Streams groups are not served (README)"),
+    ("errors.deadletterqueue.", "Streams groups are not served (README)"),
+    ("max.decompressed.message.bytes", "batches are decompressed only to be validated, bounded by "
+                                       "message.max.bytes, not by this setting"),
 )
 
 
 def unsupported_reason(name: str) -> str | None:
     """Why dynamic broker config `name` accepts only Kafka's default here, if it does (see _UNSUPPORTED_REASONS)."""
     return next((reason for prefix, reason in _UNSUPPORTED_REASONS if name.startswith(prefix)), None)
+
+
+#: The profile a node has without --as-version (apis/releases.py's LATEST; core does not import apis)
+LATEST_PROFILE = "latest"
 
 
 def decision_list() -> str:
@@ -697,8 +715,9 @@ def decision_list() -> str:
         "import decision_list; print(decision_list(), end='')\" > docs/broker-configs.md`; "
         "tests/unit/test_broker_config_decisions.py fails when this page is stale.",
         "",
-        "Every broker config Apache Kafka lets AlterConfigs and IncrementalAlterConfigs change without a restart "
-        "(its update mode: per-broker or cluster-wide), with minibroker's decision. Kafka's own refusals (read-only "
+        "Every broker config Apache Kafka 4.3 (the `latest` profile) lets AlterConfigs and "
+        "IncrementalAlterConfigs change without a restart (its update mode: per-broker or cluster-wide), with "
+        "minibroker's decision. Kafka's own refusals (read-only "
         "names, security configs without the listener prefix, per-broker names on the cluster default, invalid "
         "values, the ELR cluster-level min.insync.replicas) are answered as Kafka answers them, and a name Kafka "
         "does not know is kept as Kafka keeps it (listed as UNKNOWN); then:",
@@ -714,7 +733,7 @@ def decision_list() -> str:
         "| config | Kafka's update mode | minibroker | why |",
         "|---|---|---|---|",
     ]
-    for name, definition in BROKER_CONFIGS.items():
+    for name, definition in release_configs(LATEST_PROFILE).broker.items():
         if not definition.dynamic:
             continue
         if name in _LISTENER_ONLY_SECURITY_CONFIGS:

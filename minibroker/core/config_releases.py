@@ -1,10 +1,11 @@
-"""Apache Kafka 3.9's broker and topic configs where they differ from Kafka 4.2's (config_table.py), as data.
+"""Broker and topic configs of Kafka 3.9, 4.3 and 4.4 where they differ from Kafka 4.2's (config_table.py), as data.
 
 Read by the config registry (`config.py`), which lays a release's overlay over the 4.2 tables for a cluster
 whose profile (`--as-version`) is that release; nothing else imports this module. Lines have config_table.py's
-format (`name|type|default|valid values|update mode or broker synonym`) and were produced from Kafka 3.9.1's
-own ConfigDefs (`KafkaConfig.configDef()`, `LogConfig`'s, `DynamicBrokerConfig.dynamicConfigUpdateModes()`,
-`ServerTopicConfigSynonyms.TOPIC_CONFIG_SYNONYMS`), listing only what differs from the 4.2 line:
+format (`name|type|default|valid values|update mode or broker synonym`) and were produced from Kafka 3.9.1's,
+4.3.1's and 4.4.0's own ConfigDefs (`KafkaConfig.configDef()`, `LogConfig`'s,
+`DynamicBrokerConfig.dynamicConfigUpdateModes()`, `ServerTopicConfigSynonyms.TOPIC_CONFIG_SYNONYMS`), listing only
+what differs from the 4.2 line:
 
 * `*_CHANGED_OR_ADDED`: configs 3.9 has that 4.2 lacks (4.0 removed ZooKeeper, the message format version,
   down-conversion, ...) or defines differently (type, default, validator, update mode);
@@ -16,8 +17,9 @@ own ConfigDefs (`KafkaConfig.configDef()`, `LogConfig`'s, `DynamicBrokerConfig.d
 from __future__ import annotations
 
 #: The overlay each profile uses; a profile not named here has Kafka 4.2's configs. Kafka 2.8 has no overlay of
-#: its own (its configs were not compared): it uses 3.9's, the nearest release that was.
-PROFILE_OVERLAY = {"2.8": "3.9", "3.9": "3.9"}
+#: its own (its configs were not compared): it uses 3.9's, the nearest release that was. `latest` is 4.3 with
+#: KIP-1269, whose configs the registry adds for every profile that has it.
+PROFILE_OVERLAY = {"2.8": "3.9", "3.9": "3.9", "4.3": "4.3", "latest": "4.3", "4.4": "4.4"}
 
 #: Releases whose ConfigHelper and DynamicBrokerConfig are Scala: DescribeConfigs lists the requested configs in
 #: the order of the Scala mutable.HashMap it filters them into (4.x: by name), and a broker alter's refusal
@@ -100,6 +102,7 @@ zookeeper.ssl.truststore.password|password|null||r
 zookeeper.ssl.truststore.type|string|null||r
 """}  # noqa: E501 (one line per config, as Kafka spells the values)
 
+
 BROKER_REMOVED = {"3.9": """\
 add.partitions.to.txn.retry.backoff.max.ms
 add.partitions.to.txn.retry.backoff.ms
@@ -162,3 +165,73 @@ segment.bytes|int|1073741824|[14,...]|log.segment.bytes
 """}  # noqa: E501 (one line per config, as Kafka spells the values)
 
 TOPIC_REMOVED: dict[str, str] = {"3.9": ""}
+
+
+# Kafka 4.3.1 and 4.4.0, dumped the same way: they add configs (group coordinator assignment batching, share group
+# bounds, the KRaft fetch sizes, cordoned log dirs; 4.4 also Streams' dead-letter queue, remote copy lag and
+# max.decompressed.message.bytes) and narrow one validator; they remove none.
+BROKER_CHANGED_OR_ADDED["4.3"] = """\
+controller.quorum.fetch.max.bytes|int|1048576|[1,...]|r
+controller.quorum.fetch.snapshot.max.bytes|int|1048576|[1,...]|r
+cordoned.log.dirs|list|""||p
+follower.fetch.last.tiered.offset.enable|boolean|false||c
+group.consumer.assignment.interval.ms|int|1000|[0,...]|c
+group.consumer.max.assignment.interval.ms|int|15000|[0,...]|r
+group.consumer.min.assignment.interval.ms|int|0|[0,...]|r
+group.coordinator.background.threads|int|2|[1,...]|r
+group.coordinator.cached.buffer.max.bytes|int|1048588|[524288,...]|c
+group.share.assignment.interval.ms|int|1000|[0,...]|c
+group.share.max.assignment.interval.ms|int|15000|[0,...]|r
+group.share.max.delivery.count.limit|int|10|[5,...,25]|r
+group.share.max.partition.max.record.locks|int|4000|[2000,...,10000]|r
+group.share.min.assignment.interval.ms|int|0|[0,...]|r
+group.share.min.delivery.count.limit|int|2|[2,...,5]|r
+group.share.min.partition.max.record.locks|int|100|[100,...,2000]|r
+group.streams.assignment.interval.ms|int|1000|[0,...]|c
+group.streams.max.assignment.interval.ms|int|15000|[0,...]|r
+group.streams.min.assignment.interval.ms|int|0|[0,...]|r
+share.coordinator.cached.buffer.max.bytes|int|1048588|[524288,...]|c
+share.coordinator.snapshot.update.records.per.snapshot|int|500|[0,...,500]|r
+"""
+BROKER_CHANGED_OR_ADDED["4.4"] = """\
+controller.quorum.fetch.max.bytes|int|1048576|[1,...]|r
+controller.quorum.fetch.snapshot.max.bytes|int|1048576|[1,...]|r
+cordoned.log.dirs|list|""||p
+errors.deadletterqueue.auto.create.topics.enable|boolean|false||c
+errors.deadletterqueue.topic.name.prefix|string|dlq.||c
+follower.fetch.last.tiered.offset.enable|boolean|false||c
+group.consumer.assignment.interval.ms|int|1000|[0,...]|c
+group.consumer.max.assignment.interval.ms|int|15000|[0,...]|r
+group.consumer.min.assignment.interval.ms|int|0|[0,...]|r
+group.coordinator.background.threads|int|2|[1,...]|r
+group.coordinator.cached.buffer.max.bytes|int|1048588|[524288,...]|c
+group.share.assignment.interval.ms|int|1000|[0,...]|c
+group.share.max.assignment.interval.ms|int|15000|[0,...]|r
+group.share.max.delivery.count.limit|int|10|[5,...,25]|r
+group.share.max.partition.max.record.locks|int|4000|[2000,...,10000]|r
+group.share.min.assignment.interval.ms|int|0|[0,...]|r
+group.share.min.delivery.count.limit|int|2|[2,...,5]|r
+group.share.min.partition.max.record.locks|int|100|[100,...,2000]|r
+group.streams.assignment.interval.ms|int|1000|[0,...]|c
+group.streams.assignors|list|sticky||r
+group.streams.max.assignment.interval.ms|int|15000|[0,...]|r
+group.streams.min.assignment.interval.ms|int|0|[0,...]|r
+group.streams.rack.aware.assignment.tags|list|""||r
+group.streams.topology.description.plugin.class|class|null||r
+log.remote.copy.lag.bytes|long|-1|[-1,...]|c
+log.remote.copy.lag.ms|long|0|[-1,...]|c
+max.decompressed.message.bytes|int|2147483639|[1,...,2147483639]|c
+sasl.oauthbearer.allow.unverified.audience|boolean|false||r
+sasl.oauthbearer.allow.unverified.issuer|boolean|false||r
+share.coordinator.cached.buffer.max.bytes|int|1048588|[524288,...]|c
+share.coordinator.snapshot.update.records.per.snapshot|int|500|[0,...,500]|r
+"""
+TOPIC_CHANGED_OR_ADDED["4.3"] = ""
+TOPIC_CHANGED_OR_ADDED["4.4"] = """\
+errors.deadletterqueue.group.enable|boolean|false||-
+max.decompressed.message.bytes|int|2147483639|[1,...,2147483639]|max.decompressed.message.bytes
+remote.copy.lag.bytes|long|-1|[-1,...]|log.remote.copy.lag.bytes
+remote.copy.lag.ms|long|0|[-1,...]|log.remote.copy.lag.ms
+"""
+for _release in ("4.3", "4.4"):
+    BROKER_REMOVED[_release] = BROKER_INTERNAL[_release] = TOPIC_REMOVED[_release] = ""

@@ -127,7 +127,7 @@ def test_topic_lists_every_kafka_topic_config_with_kafka_defaults(wire):
 
 def test_broker_lists_every_kafka_broker_config_read_only_ones_included(broker, wire):
     described = configs(wire, BROKER, "0")
-    assert len(described) == 323  # Kafka 4.2's 320 broker configs, KIP-1269's and KIP-758's two
+    assert len(described) == 343  # Kafka 4.3.1's 340 broker configs, KIP-1269's and KIP-758's two
     assert described["producer.state.mode"].value == "window"
     assert described["max.in.flight.sequence.number.per.connection"].value == "10000000"
     row = {name: (c.value, c.config_source, c.read_only, c.is_sensitive) for name, c in described.items()}
@@ -148,6 +148,7 @@ def test_broker_lists_every_kafka_broker_config_read_only_ones_included(broker, 
     assert described["ssl.keystore.password"].config_type == 9  # PASSWORD
     assert row["log.cleaner.io.max.bytes.per.second"] == ("1.7976931348623157E308", DEFAULT, False, False)
     assert row["log.segment.bytes"] == ("1073741824", DEFAULT, False, False)
+    assert row["group.consumer.assignment.interval.ms"] == ("1000", DEFAULT, False, False)  # new in 4.3
     assert row["message.max.bytes"] == ("1048588", DEFAULT, False, False)
     assert "log.message.downconversion.enable" not in described  # removed in Kafka 4.0
     assert synonyms_of(described["log.retention.hours"]) == [("log.retention.hours", "168", DEFAULT)]

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from minibroker.apis.releases import RELEASES
 from minibroker.core.config import (
     BROKER_CONFIGS,
     DELETE,
@@ -19,6 +20,7 @@ from minibroker.core.config import (
     Support,
     decision_list,
     java_set,
+    release_configs,
     unsupported_reason,
 )
 from minibroker.protocol.errors import ErrorCode, KafkaError
@@ -32,9 +34,17 @@ def test_the_decision_list_is_current():
     assert DOCS.read_text() == decision_list()
 
 
-def test_every_dynamic_config_kept_at_kafkas_default_says_why():
-    refused = [name for name, d in BROKER_CONFIGS.items() if d.dynamic and d.support is Support.UNSUPPORTED]
+@pytest.mark.parametrize("profile", [None, *RELEASES])
+def test_every_dynamic_config_kept_at_kafkas_default_says_why(profile):
+    configs = BROKER_CONFIGS if profile is None else release_configs(profile).broker
+    refused = [name for name, d in configs.items() if d.dynamic and d.support is Support.UNSUPPORTED]
     assert refused and [name for name in refused if unsupported_reason(name) is None] == []
+
+
+@pytest.mark.parametrize("name", ["group.consumer.assignment.interval.ms", "cordoned.log.dirs",
+                                  "group.coordinator.cached.buffer.max.bytes"])
+def test_the_decision_list_covers_the_latest_release_s_dynamic_configs(name):
+    assert f"| `{name}` |" in decision_list()
 
 
 @pytest.mark.parametrize(("names", "table_for", "expected"), [
