@@ -344,6 +344,11 @@ TOOLS: list[Tool] = [
          parse_message),
     Tool("cli:kafka-configs-describe-all-group", CONFIGS,
          lambda b, n, names: _entity(b, "groups", names.group, "--describe", "--all"), parse_configs),
+    # and take the group's config away again: Kafka keeps a group's configs after the group is deleted, and a
+    # scenario run later on the same reference (list_config_resources) expects no group config resources
+    Tool("cli:kafka-configs-alter-group-delete-config", CONFIGS,
+         lambda b, n, names: _entity(b, "groups", names.group, "--alter", "--delete-config",
+                                     "consumer.session.timeout.ms"), parse_message),
     Tool("cli:kafka-consumer-groups-list", GROUPS, lambda b, n, names: ["--bootstrap-server", b, "--list"],
          parse_names, this_run_only=True),
     Tool("cli:kafka-consumer-groups-list-state", GROUPS,
