@@ -169,7 +169,7 @@ TOPIC_REMOVED: dict[str, str] = {"3.9": ""}
 
 # Kafka 4.3.1 and 4.4.0, dumped the same way: they add configs (group coordinator assignment batching, share group
 # bounds, the KRaft fetch sizes, cordoned log dirs; 4.4 also Streams' dead-letter queue, remote copy lag and
-# max.decompressed.message.bytes) and narrow one validator; they remove none.
+# max.decompressed.message.bytes) and narrow one validator; they remove none. 4.4 keeps everything 4.3 added.
 BROKER_CHANGED_OR_ADDED["4.3"] = """\
 controller.quorum.fetch.max.bytes|int|1048576|[1,...]|r
 controller.quorum.fetch.snapshot.max.bytes|int|1048576|[1,...]|r
@@ -193,29 +193,10 @@ group.streams.min.assignment.interval.ms|int|0|[0,...]|r
 share.coordinator.cached.buffer.max.bytes|int|1048588|[524288,...]|c
 share.coordinator.snapshot.update.records.per.snapshot|int|500|[0,...,500]|r
 """
-BROKER_CHANGED_OR_ADDED["4.4"] = """\
-controller.quorum.fetch.max.bytes|int|1048576|[1,...]|r
-controller.quorum.fetch.snapshot.max.bytes|int|1048576|[1,...]|r
-cordoned.log.dirs|list|""||p
+BROKER_CHANGED_OR_ADDED["4.4"] = BROKER_CHANGED_OR_ADDED["4.3"] + """\
 errors.deadletterqueue.auto.create.topics.enable|boolean|false||c
 errors.deadletterqueue.topic.name.prefix|string|dlq.||c
-follower.fetch.last.tiered.offset.enable|boolean|false||c
-group.consumer.assignment.interval.ms|int|1000|[0,...]|c
-group.consumer.max.assignment.interval.ms|int|15000|[0,...]|r
-group.consumer.min.assignment.interval.ms|int|0|[0,...]|r
-group.coordinator.background.threads|int|2|[1,...]|r
-group.coordinator.cached.buffer.max.bytes|int|1048588|[524288,...]|c
-group.share.assignment.interval.ms|int|1000|[0,...]|c
-group.share.max.assignment.interval.ms|int|15000|[0,...]|r
-group.share.max.delivery.count.limit|int|10|[5,...,25]|r
-group.share.max.partition.max.record.locks|int|4000|[2000,...,10000]|r
-group.share.min.assignment.interval.ms|int|0|[0,...]|r
-group.share.min.delivery.count.limit|int|2|[2,...,5]|r
-group.share.min.partition.max.record.locks|int|100|[100,...,2000]|r
-group.streams.assignment.interval.ms|int|1000|[0,...]|c
 group.streams.assignors|list|sticky||r
-group.streams.max.assignment.interval.ms|int|15000|[0,...]|r
-group.streams.min.assignment.interval.ms|int|0|[0,...]|r
 group.streams.rack.aware.assignment.tags|list|""||r
 group.streams.topology.description.plugin.class|class|null||r
 log.remote.copy.lag.bytes|long|-1|[-1,...]|c
@@ -223,8 +204,6 @@ log.remote.copy.lag.ms|long|0|[-1,...]|c
 max.decompressed.message.bytes|int|2147483639|[1,...,2147483639]|c
 sasl.oauthbearer.allow.unverified.audience|boolean|false||r
 sasl.oauthbearer.allow.unverified.issuer|boolean|false||r
-share.coordinator.cached.buffer.max.bytes|int|1048588|[524288,...]|c
-share.coordinator.snapshot.update.records.per.snapshot|int|500|[0,...,500]|r
 """
 TOPIC_CHANGED_OR_ADDED["4.3"] = ""
 TOPIC_CHANGED_OR_ADDED["4.4"] = """\
