@@ -364,6 +364,11 @@ async def _serve(args: argparse.Namespace, configs: dict[str, str], broker: Brok
 
         control_server = await serve_control(control, broker.host, args.control_port)
         control_port = control_server.sockets[0].getsockname()[1]
+    # Handlers go in before the ready line: a SIGTERM sent the moment a launcher sees it must still stop cleanly.
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
     try:
         _log_start(broker, configs, control_port, args.fault)
         ca_path = args.generate_certificates / "ca.pem" if args.generate_certificates is not None else None
@@ -375,10 +380,6 @@ async def _serve(args: argparse.Namespace, configs: dict[str, str], broker: Brok
         log.error("minibroker cannot report that it is ready: %s", exc)
         await broker.stop()
         return 1
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop.set)
     if args.stop_on_stdin_close:
         _stop_on_stdin_close(loop, stop)
     await stop.wait()
