@@ -172,6 +172,30 @@ with quiet_schema_loading():  # read_text is deprecated; see quiet_schema_loadin
     class DeleteGroupsResponse(ApiMessage, load_json=_schemas):  # type: ignore[call-arg]
         """DeleteGroupsResponse 0-3; v3 adds a per-group ErrorMessage."""
 
+    class ShareGroupHeartbeatRequest(ApiMessage, load_json=_schemas):  # type: ignore[call-arg]
+        """ShareGroupHeartbeatRequest 1 (KIP-932; v0 was Kafka 4.0's early access, removed in 4.1)."""
+
+    class ShareGroupHeartbeatResponse(ApiMessage, load_json=_schemas):  # type: ignore[call-arg]
+        """ShareGroupHeartbeatResponse 1."""
+
+    class ShareGroupDescribeRequest(ApiMessage, load_json=_schemas):  # type: ignore[call-arg]
+        """ShareGroupDescribeRequest 1 (KIP-932)."""
+
+    class ShareGroupDescribeResponse(ApiMessage, load_json=_schemas):  # type: ignore[call-arg]
+        """ShareGroupDescribeResponse 1."""
+
+    class ShareFetchRequest(ApiMessage, load_json=_schemas):  # type: ignore[call-arg]
+        """ShareFetchRequest 1-2; v2 adds ShareAcquireMode and IsRenewAck (KIP-1206, KIP-1222)."""
+
+    class ShareFetchResponse(ApiMessage, load_json=_schemas):  # type: ignore[call-arg]
+        """ShareFetchResponse 1-2."""
+
+    class ShareAcknowledgeRequest(ApiMessage, load_json=_schemas):  # type: ignore[call-arg]
+        """ShareAcknowledgeRequest 1-2; v2 adds IsRenewAck (KIP-1222)."""
+
+    class ShareAcknowledgeResponse(ApiMessage, load_json=_schemas):  # type: ignore[call-arg]
+        """ShareAcknowledgeResponse 1-2; v2 adds AcquisitionLockTimeoutMs."""
+
     class ConsumerGroupHeartbeatRequest(ApiMessage, load_json=_schemas):  # type: ignore[call-arg]
         """ConsumerGroupHeartbeatRequest 0-1 (KIP-848; not bundled with kafka-python)."""
 
@@ -272,6 +296,10 @@ MESSAGE_PAIRS: list[tuple[Any, Any]] = [
     (SaslAuthenticateRequest, SaslAuthenticateResponse),
     (DescribeUserScramCredentialsRequest, DescribeUserScramCredentialsResponse),
     (AlterUserScramCredentialsRequest, AlterUserScramCredentialsResponse),
+    (ShareGroupHeartbeatRequest, ShareGroupHeartbeatResponse),
+    (ShareGroupDescribeRequest, ShareGroupDescribeResponse),
+    (ShareFetchRequest, ShareFetchResponse),
+    (ShareAcknowledgeRequest, ShareAcknowledgeResponse),
     (ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse),
     (ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse),
     (ListConfigResourcesRequest, ListConfigResourcesResponse),

@@ -1,0 +1,222 @@
+"""One share group's view of one topic partition (KIP-932): which records are in flight, for whom, how often.
+
+Mirrors Kafka 4.3.1's SharePartition. The share-partition start offset (SPSO) is the first offset not yet
+acknowledged or archived; the end offset (SPEO) is one past the last offset ever acquired. Every offset between
+them is in flight, in one of the states AVAILABLE, ACQUIRED, ACKNOWLEDGED or ARCHIVED. A record is acquired by
+one member at a time, under a lock of `share.record.lock.duration.ms` on the core's clock; each acquisition
+counts one delivery, and a record released or timed out after `group.share.delivery.count.limit` deliveries is
+archived instead of offered again. At most `group.share.partition.max.record.locks` offsets are in flight.
+
+Sans-IO: offsets only. The caller supplies the log's bounds and reads the record batches itself.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import IntEnum
+
+from ..protocol.errors import ErrorCode
+
+
+class RecordState(IntEnum):
+    """RecordState in Kafka's share-group state records."""
+
+    AVAILABLE = 0
+    ACQUIRED = 1
+    ACKNOWLEDGED = 2
+    ARCHIVED = 4
+
+
+class AcknowledgeType(IntEnum):
+    """The acknowledge types of ShareFetch and ShareAcknowledge (0 marks a gap: offsets with no record)."""
+
+    GAP = 0
+    ACCEPT = 1
+    RELEASE = 2
+    REJECT = 3
+    RENEW = 4
+
+
+_TERMINAL = (RecordState.ACKNOWLEDGED, RecordState.ARCHIVED)
+
+# SharePartition's texts for an acknowledgement it refuses
+BATCH_NOT_FOUND = "Batch record not found. The request batch offsets are not found in the cache."
+INVALID_STATE = "The record state is invalid. The acknowledgement of delivery could not be completed."
+
+
+@dataclass(slots=True)
+class InFlightRecord:
+    """One in-flight offset: its state, how often it was delivered, and who holds it until when."""
+
+    state: RecordState
+    delivery_count: int = 0
+    member_id: str | None = None
+    lock_deadline_ms: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class AcquiredRange:
+    """Offsets `first_offset`..`last_offset` acquired together, all delivered `delivery_count` times."""
+
+    first_offset: int
+    last_offset: int
+    delivery_count: int
+
+
+class SharePartition:
+    """The in-flight records of one (share group, topic partition)."""
+
+    def __init__(self, start_offset: int, delivery_count_limit: int = 5, max_record_locks: int = 2000) -> None:
+        self.start_offset = start_offset
+        self.end_offset = start_offset  # next offset never acquired yet
+        self.delivery_count_limit = delivery_count_limit
+        self.max_record_locks = max_record_locks
+        self.in_flight: dict[int, InFlightRecord] = {}
+
+    def __repr__(self) -> str:
+        return f"SharePartition({self.start_offset}..{self.end_offset}, {len(self.in_flight)} in flight)"
+
+    def acquire(self, member_id: str, log_start_offset: int, fetch_upper_bound: int, max_records: int,
+                lock_duration_ms: int, now_ms: int) -> list[AcquiredRange]:
+        """Acquire up to `max_records` records below `fetch_upper_bound` for `member_id`, oldest first.
+
+        Records released or timed out are offered again before new ones; new records are bounded by the record
+        locks the partition may hold. Offsets below the log start offset (deleted records) are skipped.
+        """
+        self.expire_locks(now_ms)
+        if self.start_offset < log_start_offset:
+            self._move_start_to(log_start_offset)
+        offsets: list[int] = []
+        for offset in sorted(self.in_flight):
+            if len(offsets) >= max_records:
+                break
+            record = self.in_flight[offset]
+            if record.state is RecordState.AVAILABLE and offset < fetch_upper_bound:
+                offsets.append(offset)
+        limit = min(fetch_upper_bound, self.start_offset + self.max_record_locks)
+        while len(offsets) < max_records and self.end_offset < limit:
+            self.in_flight[self.end_offset] = InFlightRecord(RecordState.AVAILABLE)
+            offsets.append(self.end_offset)
+            self.end_offset += 1
+        deadline = now_ms + lock_duration_ms
+        ranges: list[AcquiredRange] = []
+        for offset in sorted(offsets):
+            record = self.in_flight[offset]
+            record.state = RecordState.ACQUIRED
+            record.delivery_count += 1
+            record.member_id = member_id
+            record.lock_deadline_ms = deadline
+            last = ranges[-1] if ranges else None
+            if last is not None and last.last_offset + 1 == offset and last.delivery_count == record.delivery_count:
+                ranges[-1] = AcquiredRange(last.first_offset, offset, last.delivery_count)
+            else:
+                ranges.append(AcquiredRange(offset, offset, record.delivery_count))
+        return ranges
+
+    def acknowledge(self, member_id: str, first_offset: int, last_offset: int, types: list[int],
+                    lock_duration_ms: int, now_ms: int) -> tuple[ErrorCode, str | None]:
+        """Apply one acknowledgement batch of `member_id`: one type for all its offsets, or one per offset.
+
+        Nothing changes unless every offset is acquired by this member (INVALID_RECORD_STATE otherwise).
+        """
+        self.expire_locks(now_ms)
+        count = last_offset - first_offset + 1
+        if count <= 0 or len(types) not in (1, count) or any(t not in AcknowledgeType._value2member_map_
+                                                               for t in types):
+            return ErrorCode.INVALID_REQUEST, None
+        for offset in range(first_offset, last_offset + 1):
+            record = self.in_flight.get(offset)
+            if record is None:
+                return ErrorCode.INVALID_RECORD_STATE, BATCH_NOT_FOUND
+            kind = types[0] if len(types) == 1 else types[offset - first_offset]
+            if kind == AcknowledgeType.GAP and record.state is not RecordState.ACQUIRED:
+                continue
+            if record.state is not RecordState.ACQUIRED or record.member_id != member_id:
+                return ErrorCode.INVALID_RECORD_STATE, INVALID_STATE
+        for offset in range(first_offset, last_offset + 1):
+            record = self.in_flight[offset]
+            kind = types[0] if len(types) == 1 else types[offset - first_offset]
+            if kind == AcknowledgeType.RENEW:
+                record.lock_deadline_ms = now_ms + lock_duration_ms
+            elif kind == AcknowledgeType.ACCEPT:
+                self._settle(record, RecordState.ACKNOWLEDGED)
+            elif kind == AcknowledgeType.RELEASE:
+                self._release(record)
+            else:  # REJECT, and GAP: offsets with no record are never offered
+                self._settle(record, RecordState.ARCHIVED)
+        self._advance_start()
+        return ErrorCode.NONE, None
+
+    def release_member(self, member_id: str) -> int:
+        """Release every record `member_id` holds (its share session closed or it left); how many."""
+        released = 0
+        for record in self.in_flight.values():
+            if record.state is RecordState.ACQUIRED and record.member_id == member_id:
+                self._release(record)
+                released += 1
+        self._advance_start()
+        return released
+
+    def expire_locks(self, now_ms: int) -> None:
+        """Release the records whose acquisition lock ran out by `now_ms`."""
+        expired = False
+        for record in self.in_flight.values():
+            if record.state is RecordState.ACQUIRED and record.lock_deadline_ms <= now_ms:
+                self._release(record)
+                expired = True
+        if expired:
+            self._advance_start()
+
+    def next_lock_deadline(self) -> int | None:
+        """When the next acquisition lock runs out, if any record is acquired."""
+        deadlines = [r.lock_deadline_ms for r in self.in_flight.values() if r.state is RecordState.ACQUIRED]
+        return min(deadlines) if deadlines else None
+
+    def has_available(self, fetch_upper_bound: int) -> bool:
+        """Whether an acquire now would find a record to hand out (for waking a waiting ShareFetch)."""
+        if any(r.state is RecordState.AVAILABLE for o, r in self.in_flight.items() if o < fetch_upper_bound):
+            return True
+        return self.end_offset < min(fetch_upper_bound, self.start_offset + self.max_record_locks)
+
+    def state_of(self, offset: int) -> RecordState:
+        """The state of `offset`: in flight, or ACKNOWLEDGED below the start offset, AVAILABLE past the end."""
+        record = self.in_flight.get(offset)
+        if record is not None:
+            return record.state
+        return RecordState.ACKNOWLEDGED if offset < self.start_offset else RecordState.AVAILABLE
+
+    def delivery_count_of(self, offset: int) -> int:
+        record = self.in_flight.get(offset)
+        return record.delivery_count if record is not None else 0
+
+    def _release(self, record: InFlightRecord) -> None:
+        # Kafka archives a record once it has been delivered as often as the limit allows
+        if record.delivery_count >= self.delivery_count_limit:
+            self._settle(record, RecordState.ARCHIVED)
+        else:
+            record.state = RecordState.AVAILABLE
+            record.member_id = None
+            record.lock_deadline_ms = 0
+
+    @staticmethod
+    def _settle(record: InFlightRecord, state: RecordState) -> None:
+        record.state = state
+        record.member_id = None
+        record.lock_deadline_ms = 0
+
+    def _advance_start(self) -> None:
+        """Move the start offset past the settled records at the front of the in-flight window."""
+        while self.start_offset < self.end_offset:
+            record = self.in_flight.get(self.start_offset)
+            if record is None or record.state not in _TERMINAL:
+                break
+            del self.in_flight[self.start_offset]
+            self.start_offset += 1
+
+    def _move_start_to(self, offset: int) -> None:
+        """The log start moved past the start offset (DeleteRecords, retention): forget what lies below it."""
+        for old in [o for o in self.in_flight if o < offset]:
+            del self.in_flight[old]
+        self.start_offset = offset
+        self.end_offset = max(self.end_offset, offset)
+        self._advance_start()
