@@ -208,6 +208,18 @@ with quiet_schema_loading():  # read_text is deprecated; see quiet_schema_loadin
     class ConsumerGroupDescribeResponse(ApiMessage, load_json=_schemas):  # type: ignore[call-arg]
         """ConsumerGroupDescribeResponse 0-1; v1 adds MemberType."""
 
+    class StreamsGroupHeartbeatRequest(ApiMessage, load_json=_schemas):  # type: ignore[call-arg]
+        """StreamsGroupHeartbeatRequest 0 (KIP-1071; not bundled with kafka-python)."""
+
+    class StreamsGroupHeartbeatResponse(ApiMessage, load_json=_schemas):  # type: ignore[call-arg]
+        """StreamsGroupHeartbeatResponse 0."""
+
+    class StreamsGroupDescribeRequest(ApiMessage, load_json=_schemas):  # type: ignore[call-arg]
+        """StreamsGroupDescribeRequest 0 (KIP-1071)."""
+
+    class StreamsGroupDescribeResponse(ApiMessage, load_json=_schemas):  # type: ignore[call-arg]
+        """StreamsGroupDescribeResponse 0."""
+
 
 class _RecordsInFrame(Bytes):
     """The `records` type read as a view into the request frame instead of a copy of it.
@@ -302,6 +314,8 @@ MESSAGE_PAIRS: list[tuple[Any, Any]] = [
     (ShareAcknowledgeRequest, ShareAcknowledgeResponse),
     (ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse),
     (ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse),
+    (StreamsGroupHeartbeatRequest, StreamsGroupHeartbeatResponse),
+    (StreamsGroupDescribeRequest, StreamsGroupDescribeResponse),
     (ListConfigResourcesRequest, ListConfigResourcesResponse),
     (UpdateFeaturesRequest, UpdateFeaturesResponse),
 ]
