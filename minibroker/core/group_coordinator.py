@@ -52,25 +52,12 @@ from .consumer_groups import (
     new_member_id,
     upgrade_enabled,
 )
+from .offset_metadata import CommittedOffset, OffsetCommitEntry, OffsetMetadataManager
 from .pending import Pending
 
 # A waiting JoinGroup/SyncGroup is a safety net only: the coordinator answers it at the
 # rebalance or session deadline, well before this extra margin runs out.
 _WAIT_MARGIN_MS = 30_000
-
-
-def _delete_offsets(offsets: dict[tuple[str, int], Any], partitions: list[tuple[str, int]],
-                    subscribed: set[str]) -> list[ErrorCode]:
-    """OffsetDelete's per-partition outcome: a topic the group subscribes to keeps its offset
-    (GROUP_SUBSCRIBED_TO_TOPIC); any other offset is dropped."""
-    codes = []
-    for topic, partition in partitions:
-        if topic in subscribed:
-            codes.append(ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC)
-        else:
-            offsets.pop((topic, partition), None)
-            codes.append(ErrorCode.NONE)
-    return codes
 
 
 class GroupState(Enum):
@@ -107,16 +94,6 @@ class SyncResult:
     assignment: bytes = b""
 
 
-@dataclass
-class CommittedOffset:
-    """A committed offset with its metadata and commit time."""
-
-    offset: int
-    leader_epoch: int
-    metadata: str
-    commit_timestamp: int
-
-
 @dataclass(eq=False)
 class Member:
     """One member of a classic group."""
@@ -143,7 +120,7 @@ class Member:
 
 @dataclass(eq=False)
 class Group:
-    """A classic group: members, generation, chosen protocol and committed offsets."""
+    """A classic group: members, generation and chosen protocol."""
 
     group_id: str
     state: GroupState = GroupState.EMPTY
@@ -154,9 +131,6 @@ class Group:
     members: dict[str, Member] = field(default_factory=dict)
     pending_members: dict[str, int] = field(default_factory=dict)  # member id -> deadline (KIP-394)
     static_members: dict[str, str] = field(default_factory=dict)  # group.instance.id -> member id
-    offsets: dict[tuple[str, int], CommittedOffset] = field(default_factory=dict)
-    # transactional commits waiting for their transaction's end, per producer id
-    pending_txn_offsets: dict[int, dict[tuple[str, int], CommittedOffset]] = field(default_factory=dict)
     rebalance_deadline_ms: int = 0
     join_not_before_ms: int = 0  # group.initial.rebalance.delay.ms from Empty
     state_timestamp_ms: int = 0
@@ -234,13 +208,11 @@ class GroupCoordinator:
         self.partition_exists = partition_exists
         self.groups: dict[str, Group] = {}
         self.consumer = ConsumerGroupCoordinator(config, clock)
+        # committed offsets are kept per group id, whichever type of group holds that id
+        self.offset_metadata = OffsetMetadataManager(config, clock, partition_exists)
         # Kafka schedules the first sweep one check interval after the coordinator loads, not at once: a sweep
         # on the first tick deleted a group whose only member was between its KIP-394 joins
         self._next_offset_expiry_check = clock.now_ms() + config["offsets.retention.check.interval.ms"]
-
-    def _offsets_group(self, group_id: str) -> Group | ConsumerGroup | None:
-        """The group of either type holding `group_id`'s offsets."""
-        return self.groups.get(group_id) or self.consumer.groups.get(group_id)
 
     # -- KIP-848 -------------------------------------------------------------------------
 
@@ -296,7 +268,6 @@ class GroupCoordinator:
     def _to_consumer_group(self, classic: Group) -> ConsumerGroup:
         """ConsumerGroup.fromClassicGroup: each member stable at the generation, owning its classic assignment."""
         group = ConsumerGroup(classic.group_id, state_timestamp_ms=self.clock.now_ms())
-        group.offsets, group.pending_txn_offsets = classic.offsets, classic.pending_txn_offsets
         if not classic.members:
             return group
         group.group_epoch = group.assignment_epoch = classic.generation_id
@@ -345,7 +316,6 @@ class GroupCoordinator:
         now = self.clock.now_ms()
         group = Group(modern.group_id, state=GroupState.STABLE, generation_id=generation_id,
                       protocol_type=CONSUMER_PROTOCOL_TYPE, state_timestamp_ms=now)
-        group.offsets, group.pending_txn_offsets = modern.offsets, modern.pending_txn_offsets
         for old in modern.members.values():
             assert old.classic is not None
             member = Member(old.member_id, old.instance_id, old.client_id, old.client_host,
@@ -406,8 +376,7 @@ class GroupCoordinator:
                                                  protocols, require_known_member_id, topics or {})
             if not member_id:
                 del self.consumer.groups[group_id]  # an empty consumer group becomes a classic one
-                converted = self.groups[group_id] = Group(group_id, state_timestamp_ms=self.clock.now_ms())
-                converted.offsets, converted.pending_txn_offsets = modern.offsets, modern.pending_txn_offsets
+                self.groups[group_id] = Group(group_id, state_timestamp_ms=self.clock.now_ms())
         group = self.groups.get(group_id)
         if group is None:
             if member_id:
@@ -820,31 +789,25 @@ class GroupCoordinator:
             self.expire_offsets()
 
     def expire_offsets(self) -> None:
-        """Drop offsets of groups empty for longer than `offsets.retention.minutes` (Kafka's rule)."""
-        now = self.clock.now_ms()
-        retention_ms = self.config["offsets.retention.minutes"] * 60_000
+        """Drop offsets of groups empty for longer than `offsets.retention.minutes` (Kafka's rule), and the
+        empty groups left with none."""
         for group in list(self.groups.values()):
             if group.state is not GroupState.EMPTY:
                 continue
-            for key, committed in list(group.offsets.items()):
-                if now - max(committed.commit_timestamp, group.state_timestamp_ms) >= retention_ms:
-                    del group.offsets[key]
-            if not group.offsets and not group.members and not group.pending_txn_offsets:
+            all_expired = self.offset_metadata.cleanup_expired_offsets(group.group_id, group.state_timestamp_ms)
+            if all_expired and not group.members:
                 group.state = GroupState.DEAD
                 del self.groups[group.group_id]
         for modern in list(self.consumer.groups.values()):
             if modern.members:
                 continue
-            for key, committed in list(modern.offsets.items()):
-                if now - max(committed.commit_timestamp, modern.state_timestamp_ms) >= retention_ms:
-                    del modern.offsets[key]
-            if not modern.offsets and not modern.pending_txn_offsets:
+            if self.offset_metadata.cleanup_expired_offsets(modern.group_id, modern.state_timestamp_ms):
                 del self.consumer.groups[modern.group_id]
 
     # -- offsets -----------------------------------------------------------------------------
 
     def commit_offsets(self, group_id: str, generation_id: int, member_id: str, group_instance_id: str | None,
-                       offsets: list[tuple[str, int, int, int, str | None]],
+                       offsets: list[OffsetCommitEntry],
                        unknown_group_error: ErrorCode = ErrorCode.ILLEGAL_GENERATION,
                        api_version: int | None = None) -> list[ErrorCode]:
         """OffsetCommit: one error per (topic, partition, offset, leader epoch, metadata).
@@ -859,7 +822,7 @@ class GroupCoordinator:
             code = self.consumer.validate_offset_commit(modern, member_id, generation_id, api_version)
             if code is not ErrorCode.NONE:
                 return [code for _ in offsets]
-            return self._store_offsets(modern.offsets, offsets)
+            return self.offset_metadata.commit_offsets(group_id, offsets)
         group = self.groups.get(group_id)
         error = ErrorCode.NONE
         if group is None:
@@ -876,22 +839,7 @@ class GroupCoordinator:
         member = group.members.get(member_id)
         if member is not None:
             self._touch(member)
-        return self._store_offsets(group.offsets, offsets)
-
-    def _store_offsets(self, store: dict[tuple[str, int], CommittedOffset],
-                       offsets: list[tuple[str, int, int, int, str | None]]) -> list[ErrorCode]:
-        now = self.clock.now_ms()
-        max_metadata = self.config["offset.metadata.max.bytes"]
-        errors = []
-        for topic, partition, offset, leader_epoch, metadata in offsets:
-            if not self.partition_exists(topic, partition):
-                errors.append(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
-            elif metadata is not None and len(metadata.encode()) > max_metadata:
-                errors.append(ErrorCode.OFFSET_METADATA_TOO_LARGE)
-            else:
-                store[(topic, partition)] = CommittedOffset(offset, leader_epoch, metadata or "", now)
-                errors.append(ErrorCode.NONE)
-        return errors
+        return self.offset_metadata.commit_offsets(group_id, offsets)
 
     def validate_offset_fetch(self, group_id: str, member_id: str | None, member_epoch: int) -> ErrorCode:
         """OffsetFetch v9+: a consumer group's member must fetch at its current epoch (STALE_MEMBER_EPOCH)."""
@@ -918,8 +866,7 @@ class GroupCoordinator:
         return ErrorCode.NONE
 
     def commit_txn_offsets(self, group_id: str, producer_id: int, generation_id: int, member_id: str,
-                           group_instance_id: str | None,
-                           offsets: list[tuple[str, int, int, int, str | None]]) -> list[ErrorCode]:
+                           group_instance_id: str | None, offsets: list[OffsetCommitEntry]) -> list[ErrorCode]:
         """TxnOffsetCommit: offsets held back until the producer's transaction commits."""
         modern = self.consumer.groups.get(group_id)
         if modern is not None:
@@ -928,8 +875,7 @@ class GroupCoordinator:
                 code = self.consumer.validate_offset_commit(modern, member_id, generation_id, None)
             if code is not ErrorCode.NONE:
                 return [code for _ in offsets]
-            held: dict[tuple[str, int], CommittedOffset] = modern.pending_txn_offsets.setdefault(producer_id, {})
-            return self._store_offsets(held, offsets)
+            return self.offset_metadata.commit_transactional_offsets(group_id, producer_id, offsets)
         group = self.groups.get(group_id)
         error = ErrorCode.NONE
         if group is None:
@@ -940,41 +886,21 @@ class GroupCoordinator:
             error = ErrorCode.COORDINATOR_NOT_AVAILABLE
         if error is not ErrorCode.NONE:
             return [error for _ in offsets]
-        now = self.clock.now_ms()
-        pending = group.pending_txn_offsets.setdefault(producer_id, {})
-        errors = []
-        for topic, partition, offset, leader_epoch, metadata in offsets:
-            if not self.partition_exists(topic, partition):
-                errors.append(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
-            elif metadata is not None and len(metadata.encode()) > self.config["offset.metadata.max.bytes"]:
-                errors.append(ErrorCode.OFFSET_METADATA_TOO_LARGE)
-            else:
-                pending[(topic, partition)] = CommittedOffset(offset, leader_epoch, metadata or "", now)
-                errors.append(ErrorCode.NONE)
-        return errors
+        return self.offset_metadata.commit_transactional_offsets(group_id, producer_id, offsets)
 
     def complete_txn_offsets(self, group_id: str, producer_id: int, committed: bool) -> None:
         """The producer's transaction ended: its held-back offsets become visible, or are dropped."""
-        group = self._offsets_group(group_id)
-        if group is None:
-            return
-        pending = group.pending_txn_offsets.pop(producer_id, {})
-        if committed:
-            group.offsets.update(pending)
+        if self._group_exists(group_id):
+            self.offset_metadata.complete_transaction(group_id, producer_id, committed)
 
     def has_pending_txn_offset(self, group_id: str, topic: str, partition: int) -> bool:
         """Whether an open transaction holds a commit for this partition (OffsetFetch require_stable)."""
-        group = self._offsets_group(group_id)
-        return group is not None and any((topic, partition) in held for held in group.pending_txn_offsets.values())
+        return self.offset_metadata.has_pending_transactional_offset(group_id, topic, partition)
 
     def fetch_offsets(self, group_id: str, partitions: list[tuple[str, int]] | None
                       ) -> list[tuple[str, int, CommittedOffset | None]]:
         """OffsetFetch: the committed offset of each partition (None if none); all of them if `partitions` is None."""
-        group = self._offsets_group(group_id)
-        offsets = group.offsets if group is not None else {}
-        if partitions is None:
-            return [(topic, partition, committed) for (topic, partition), committed in sorted(offsets.items())]
-        return [(topic, partition, offsets.get((topic, partition))) for topic, partition in partitions]
+        return self.offset_metadata.fetch_offsets(group_id, partitions)
 
     def delete_offsets(self, group_id: str, partitions: list[tuple[str, int]]) -> tuple[ErrorCode, list[ErrorCode]]:
         """OffsetDelete: (group error, one error per partition)."""
@@ -983,7 +909,7 @@ class GroupCoordinator:
             subscribed_now: set[str] = set()
             for member in modern.members.values():
                 subscribed_now |= member_topics(member, modern.subscribed_partition_counts)
-            return ErrorCode.NONE, _delete_offsets(modern.offsets, partitions, subscribed_now)
+            return ErrorCode.NONE, self.offset_metadata.delete_offsets(group_id, partitions, subscribed_now)
         group = self.groups.get(group_id)
         if group is None or group.state is GroupState.DEAD:
             return ErrorCode.GROUP_ID_NOT_FOUND, []
@@ -993,37 +919,41 @@ class GroupCoordinator:
             if topics is None:
                 return ErrorCode.NON_EMPTY_GROUP, []
             subscribed = topics
-        return ErrorCode.NONE, _delete_offsets(group.offsets, partitions, subscribed)
+        return ErrorCode.NONE, self.offset_metadata.delete_offsets(group_id, partitions, subscribed)
 
     # -- admin -------------------------------------------------------------------------------
+
+    def _group_exists(self, group_id: str) -> bool:
+        return group_id in self.groups or group_id in self.consumer.groups
 
     def delete_groups(self, group_ids: list[str]) -> list[ErrorCode]:
         """DeleteGroups: one error per group id."""
         errors = []
         for group_id in group_ids:
             # GroupCoordinatorService.deleteGroups refuses only a null id: "" is looked up like any other
-            modern = self.consumer.groups.get(group_id)
-            if modern is not None:
-                if modern.members or modern.pending_txn_offsets:
-                    errors.append(ErrorCode.NON_EMPTY_GROUP)
-                else:
-                    del self.consumer.groups[group_id]
-                    errors.append(ErrorCode.NONE)
-                continue
-            group = self.groups.get(group_id)
-            if group is None or group.state is GroupState.DEAD:
-                errors.append(ErrorCode.GROUP_ID_NOT_FOUND)
-            elif group.state is not GroupState.EMPTY or group.pending_txn_offsets:
-                errors.append(ErrorCode.NON_EMPTY_GROUP)
-            else:
-                group.state = GroupState.DEAD
-                del self.groups[group_id]
-                errors.append(ErrorCode.NONE)
+            errors.append(self._delete_group(group_id))
         return errors
+
+    def _delete_group(self, group_id: str) -> ErrorCode:
+        """One group of DeleteGroups, with its committed offsets (GroupMetadataManager.deleteGroup)."""
+        open_transaction = self.offset_metadata.has_pending_transactional_offsets(group_id)
+        modern = self.consumer.groups.get(group_id)
+        if modern is not None:
+            if modern.members or open_transaction:
+                return ErrorCode.NON_EMPTY_GROUP
+            del self.consumer.groups[group_id]
+            self.offset_metadata.delete_all_offsets(group_id)
+            return ErrorCode.NONE
+        group = self.groups.get(group_id)
+        if group is None or group.state is GroupState.DEAD:
+            return ErrorCode.GROUP_ID_NOT_FOUND
+        if group.state is not GroupState.EMPTY or open_transaction:
+            return ErrorCode.NON_EMPTY_GROUP
+        group.state = GroupState.DEAD
+        del self.groups[group_id]
+        self.offset_metadata.delete_all_offsets(group_id)
+        return ErrorCode.NONE
 
     def forget_topic(self, topic: str) -> None:
         """Drop committed offsets of a deleted topic."""
-        groups: list[Group | ConsumerGroup] = [*self.groups.values(), *self.consumer.groups.values()]
-        for group in groups:
-            for key in [key for key in group.offsets if key[0] == topic]:
-                del group.offsets[key]
+        self.offset_metadata.on_partitions_deleted(topic)

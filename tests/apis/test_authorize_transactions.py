@@ -209,8 +209,7 @@ def txn_commit(c: Cluster, pid: int, epoch: int, topics: list[str], principal: s
 
 
 def pending_offsets(c: Cluster) -> set[tuple[str, int]]:
-    group = c.groups.groups.get(GROUP)
-    return set() if group is None else {key for held in group.pending_txn_offsets.values() for key in held}
+    return c.groups.offset_metadata.pending_transactional_partitions(GROUP)
 
 
 def cluster_in_transaction_with_group(*topics: str) -> tuple[Cluster, int, int]:

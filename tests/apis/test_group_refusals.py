@@ -101,8 +101,8 @@ def offset_delete(group: str, *partitions: tuple[str, int]) -> Any:
 
 
 def stored(c: Cluster, group: str) -> dict[tuple[str, int], int]:
-    found = c.groups.groups.get(group)
-    return {} if found is None else {key: committed.offset for key, committed in found.offsets.items()}
+    return {(topic, partition): committed.offset
+            for topic, partition, committed in c.groups.fetch_offsets(group, None) if committed is not None}
 
 
 def stable_member(c: Cluster, group: str, principal: str = "User:ANONYMOUS") -> Any:
