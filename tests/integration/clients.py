@@ -245,7 +245,7 @@ class JavaClients:
 
 def _jar_of(classes: Path) -> Path:
     """`classes` packed as a jar beside it, once (atomically: a concurrent worker may pack the same)."""
-    jar = classes.with_suffix(".jar")
+    jar = classes.with_name(f"{classes.name}.jar")  # not with_suffix: "4.3-<digest>" would become "4.jar"
     if not jar.is_file():
         staging = jar.with_name(f".{jar.name}.{os.getpid()}")
         packed = run_client(["jar", "cf", str(staging), "-C", str(classes), "."], timeout=120)
