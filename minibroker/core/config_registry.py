@@ -284,12 +284,16 @@ _GROUP_DOCS = {
 }
 
 # The group configs minibroker acts on: the KIP-848 consumer group's session timeout and heartbeat interval
-# (core/consumer_groups.py) and a streams group's (core/streams_groups.py). The share ones are for groups
-# minibroker does not implement, and the assignment intervals batch assignment updates minibroker makes at once:
-# Kafka's default only.
+# (core/consumer_groups.py), a streams group's (core/streams_groups.py) and a share group's (core/share_groups.py,
+# core/share_partition.py, apis/share_common.py). The assignment intervals batch assignment updates minibroker
+# makes at once, and share.renew.acknowledge.enable turns off a renewal minibroker always allows: Kafka's default
+# only.
 _IMPLEMENTED_GROUP = frozenset({"consumer.session.timeout.ms", "consumer.heartbeat.interval.ms",
                                 "streams.session.timeout.ms", "streams.heartbeat.interval.ms",
-                                "streams.initial.rebalance.delay.ms", "streams.num.standby.replicas"})
+                                "streams.initial.rebalance.delay.ms", "streams.num.standby.replicas",
+                                "share.auto.offset.reset", "share.isolation.level", "share.session.timeout.ms",
+                                "share.heartbeat.interval.ms", "share.record.lock.duration.ms",
+                                "share.delivery.count.limit", "share.partition.max.record.locks"})
 
 
 def _group_configs() -> dict[str, ConfigDef]:

@@ -190,12 +190,13 @@ def test_group_configs_of_the_empty_group_name_are_refused() -> None:
     assert (result.error_code, result.error_message) == (ErrorCode.INVALID_REQUEST, "Group name must not be empty")
 
 
-def test_share_and_streams_group_configs_keep_kafkas_default() -> None:
+def test_group_configs_minibroker_does_not_act_on_keep_kafkas_default() -> None:
     c = cluster()
-    assert set_group(c, "g", "share.session.timeout.ms", "45000") == (0, None)
-    assert set_group(c, "g", "share.session.timeout.ms", "50000") == (
-        ErrorCode.INVALID_CONFIG, "minibroker does not implement share.session.timeout.ms; it only accepts "
-        "Kafka's default, '45000'")
+    assert set_group(c, "g", "share.session.timeout.ms", "50000") == (0, None)  # share groups act on it
+    assert set_group(c, "g", "share.assignment.interval.ms", "1000") == (0, None)
+    assert set_group(c, "g", "share.assignment.interval.ms", "2000") == (
+        ErrorCode.INVALID_CONFIG, "minibroker does not implement share.assignment.interval.ms; it only accepts "
+        "Kafka's default, '1000'")
 
 
 def test_legacy_alter_configs_replaces_a_groups_configs_and_delete_removes_the_resource() -> None:
