@@ -94,6 +94,18 @@ class SyncResult:
     assignment: bytes = b""
 
 
+@dataclass(frozen=True)
+class JoinRequestDetails:
+    """What a JoinGroup says of the member, kept on it when it joins or rejoins."""
+
+    client_id: str
+    client_host: str
+    session_timeout_ms: int
+    rebalance_timeout_ms: int
+    protocol_type: str
+    protocols: list[tuple[str, bytes]]
+
+
 @dataclass(eq=False)
 class Member:
     """One member of a classic group."""
@@ -368,12 +380,13 @@ class GroupCoordinator:
             return JoinResult(ErrorCode.UNKNOWN_SERVER_ERROR, member_id)
         if rebalance_timeout_ms < 0:
             rebalance_timeout_ms = session_timeout_ms  # JoinGroup v0 has no rebalance timeout
+        details = JoinRequestDetails(client_id, client_host, session_timeout_ms, rebalance_timeout_ms, protocol_type,
+                                     protocols)
         modern = self.consumer.groups.get(group_id)
         if modern is not None:
             if modern.members:
-                return self._join_consumer_group(modern, member_id, group_instance_id, client_id, client_host,
-                                                 session_timeout_ms, rebalance_timeout_ms, protocol_type,
-                                                 protocols, require_known_member_id, topics or {})
+                return self._join_consumer_group(modern, member_id, group_instance_id, details,
+                                                 require_known_member_id, topics or {})
             if not member_id:
                 del self.consumer.groups[group_id]  # an empty consumer group becomes a classic one
                 self.groups[group_id] = Group(group_id, state_timestamp_ms=self.clock.now_ms())
@@ -388,17 +401,16 @@ class GroupCoordinator:
             return JoinResult(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, member_id)
         if group.is_static_member_fenced(group_instance_id, member_id) and member_id:
             return JoinResult(ErrorCode.FENCED_INSTANCE_ID, member_id)
-        details = (client_id, client_host, session_timeout_ms, rebalance_timeout_ms, protocol_type, protocols)
         if not member_id:
             return self._join_new_member(group, group_instance_id, details, require_known_member_id,
                                          supports_skip_assignment)
         return self._join_known_member(group, member_id, group_instance_id, details)
 
     def _join_consumer_group(self, group: ConsumerGroup, member_id: str, group_instance_id: str | None,
-                             client_id: str, client_host: str, session_timeout_ms: int, rebalance_timeout_ms: int,
-                             protocol_type: str, protocols: list[tuple[str, bytes]],
-                             require_known_member_id: bool, topics: Mapping[str, int]) -> JoinResult:
+                             details: JoinRequestDetails, require_known_member_id: bool,
+                             topics: Mapping[str, int]) -> JoinResult:
         """classicGroupJoinToConsumerGroup: a classic member of a consumer group, answered at once."""
+        protocols = details.protocols
         unknown = not member_id
         requested = member_id  # what these two refusals answer: Kafka draws a member id only after them
         if unknown:
@@ -407,7 +419,7 @@ class GroupCoordinator:
             group_instance_id is not None and group_instance_id in group.static_members)
         if not known and len(group.members) >= self.config["group.consumer.max.size"]:
             return JoinResult(ErrorCode.GROUP_MAX_SIZE_REACHED, requested)
-        if not group.supports_classic_protocols(protocol_type, {name for name, _ in protocols}):
+        if not group.supports_classic_protocols(details.protocol_type, {name for name, _ in protocols}):
             return JoinResult(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, requested)
         if unknown and group_instance_id is None and require_known_member_id:
             return JoinResult(ErrorCode.MEMBER_ID_REQUIRED, member_id)  # KIP-394, nothing kept until it rejoins
@@ -421,8 +433,8 @@ class GroupCoordinator:
         try:
             member = self.consumer.classic_join(
                 group, member_id, unknown, group_instance_id, getattr(subscription, "rack_id", None),
-                rebalance_timeout_ms, session_timeout_ms, protocols, list(subscription.topics or []),
-                subscription_owned(subscription), client_id, client_host, topics)
+                details.rebalance_timeout_ms, details.session_timeout_ms, protocols, list(subscription.topics or []),
+                subscription_owned(subscription), details.client_id, details.client_host, topics)
         except HeartbeatError as exc:
             return JoinResult(exc.code, member_id)
         if replaced is not None and self._may_downgrade(group):
@@ -432,17 +444,16 @@ class GroupCoordinator:
         return JoinResult(ErrorCode.NONE, member.member_id, member.member_epoch, CONSUMER_PROTOCOL_TYPE,
                           protocols[0][0], "", False, [])
 
-    def _join_new_member(self, group: Group, group_instance_id: str | None, details: tuple,
+    def _join_new_member(self, group: Group, group_instance_id: str | None, details: JoinRequestDetails,
                          require_known_member_id: bool, supports_skip_assignment: bool) -> JoinResult | Pending:
-        client_id = details[0]
-        new_id = f"{group_instance_id or client_id}-{uuid.uuid4()}"
+        new_id = f"{group_instance_id or details.client_id}-{uuid.uuid4()}"
         if group_instance_id is not None:
             old_id = group.static_members.get(group_instance_id)
             if old_id is not None and old_id in group.members:
                 return self._replace_static_member(group, old_id, new_id, details, supports_skip_assignment)
         elif require_known_member_id:
             # KIP-394: hand out the id first; the member joins with it next.
-            group.pending_members[new_id] = self.clock.now_ms() + details[2]
+            group.pending_members[new_id] = self.clock.now_ms() + details.session_timeout_ms
             return JoinResult(ErrorCode.MEMBER_ID_REQUIRED, new_id)
         if len(group.members) >= self.config["group.max.size"]:
             return JoinResult(ErrorCode.GROUP_MAX_SIZE_REACHED, new_id)
@@ -450,7 +461,7 @@ class GroupCoordinator:
         return self._add_member_and_rebalance(group, member)
 
     def _join_known_member(self, group: Group, member_id: str, group_instance_id: str | None,
-                           details: tuple) -> JoinResult | Pending:
+                           details: JoinRequestDetails) -> JoinResult | Pending:
         if member_id in group.pending_members:
             del group.pending_members[member_id]
             if len(group.members) >= self.config["group.max.size"]:
@@ -459,14 +470,13 @@ class GroupCoordinator:
         member = group.members.get(member_id)
         if member is None or group.state in (GroupState.EMPTY, GroupState.DEAD):
             return JoinResult(ErrorCode.UNKNOWN_MEMBER_ID, member_id)
-        protocols = details[5]
         self._touch(member)
         if group.state is GroupState.PREPARING_REBALANCE:
             self._update_member(member, details)
             pending = self._wait_for_join(member)
             self._try_complete_join(group)
             return pending
-        same = member.protocols == protocols
+        same = member.protocols == details.protocols
         if group.state is GroupState.COMPLETING_REBALANCE and same:
             return self._current_generation(group, member)
         if group.state is GroupState.STABLE and same and member.member_id != group.leader_id:
@@ -477,7 +487,7 @@ class GroupCoordinator:
         self._try_complete_join(group)
         return pending
 
-    def _replace_static_member(self, group: Group, old_id: str, new_id: str, details: tuple,
+    def _replace_static_member(self, group: Group, old_id: str, new_id: str, details: JoinRequestDetails,
                                supports_skip_assignment: bool) -> JoinResult | Pending:
         """KIP-345: a restarted static member takes over its old entry, without a rebalance when possible."""
         old = group.members.pop(old_id)
@@ -512,15 +522,18 @@ class GroupCoordinator:
         self._try_complete_join(group)
         return pending
 
-    def _new_member(self, member_id: str, group_instance_id: str | None, details: tuple) -> Member:
-        client_id, client_host, session_timeout, rebalance_timeout, protocol_type, protocols = details
-        return Member(member_id, group_instance_id, client_id, client_host, session_timeout, rebalance_timeout,
-                      protocol_type, list(protocols))
+    @staticmethod
+    def _new_member(member_id: str, group_instance_id: str | None, details: JoinRequestDetails) -> Member:
+        return Member(member_id, group_instance_id, details.client_id, details.client_host,
+                      details.session_timeout_ms, details.rebalance_timeout_ms, details.protocol_type,
+                      list(details.protocols))
 
     @staticmethod
-    def _update_member(member: Member, details: tuple) -> None:
-        _client_id, _host, member.session_timeout_ms, member.rebalance_timeout_ms, _type, protocols = details
-        member.protocols = list(protocols)
+    def _update_member(member: Member, details: JoinRequestDetails) -> None:
+        """A rejoin updates the timeouts and protocols; the client id and host stay as first joined."""
+        member.session_timeout_ms = details.session_timeout_ms
+        member.rebalance_timeout_ms = details.rebalance_timeout_ms
+        member.protocols = list(details.protocols)
 
     def _touch(self, member: Member) -> None:
         member.session_deadline_ms = self.clock.now_ms() + member.session_timeout_ms
