@@ -72,6 +72,8 @@ _GROUP_BOUNDS = (
     ("consumer.heartbeat.interval.ms", "group.consumer.min.heartbeat.interval.ms",
      "group.consumer.max.heartbeat.interval.ms"),
     ("consumer.session.timeout.ms", "group.consumer.min.session.timeout.ms", "group.consumer.max.session.timeout.ms"),
+    ("consumer.assignment.interval.ms", "group.consumer.min.assignment.interval.ms",
+     "group.consumer.max.assignment.interval.ms"),
     ("share.heartbeat.interval.ms", "group.share.min.heartbeat.interval.ms", "group.share.max.heartbeat.interval.ms"),
     ("share.session.timeout.ms", "group.share.min.session.timeout.ms", "group.share.max.session.timeout.ms"),
     ("share.record.lock.duration.ms", "group.share.min.record.lock.duration.ms",
@@ -605,6 +607,8 @@ class BrokerConfig:
         parsed = {name: GROUP_CONFIGS[name].parse(value) for name, value in raw.items() if value is not None}
         effective = {name: parsed[name] if name in parsed else self._group_default(name) for name in GROUP_CONFIGS}
         for name, low, high in _GROUP_BOUNDS:
+            if high not in self.broker_configs:
+                continue  # a release before the bound (the assignment intervals came with 4.3)
             if low is not None and effective[name] < self.value(low):
                 raise ConfigError(f"{name} must be greater than or equal to {low}")
             if effective[name] > self.value(high):

@@ -50,6 +50,8 @@ _IMPLEMENTED_BROKER = frozenset({
     "group.consumer.min.heartbeat.interval.ms", "group.consumer.max.heartbeat.interval.ms",
     "group.consumer.session.timeout.ms", "group.consumer.min.session.timeout.ms",
     "group.consumer.max.session.timeout.ms", "group.consumer.max.size", "group.consumer.migration.policy",
+    "group.consumer.assignment.interval.ms", "group.consumer.min.assignment.interval.ms",
+    "group.consumer.max.assignment.interval.ms",
     # fetch sessions (core/fetch_sessions.py)
     "max.incremental.fetch.session.cache.slots",
     # KIP-1071 streams groups (core/streams_groups.py)
@@ -283,12 +285,13 @@ _GROUP_DOCS = {
         'The number of standby replicas for each task.',
 }
 
-# The group configs minibroker acts on: the KIP-848 consumer group's session timeout and heartbeat interval
-# (core/consumer_groups.py), a streams group's (core/streams_groups.py) and a share group's (core/share_groups.py,
-# core/share_partition.py, apis/share_common.py). The assignment intervals batch assignment updates minibroker
-# makes at once, and share.renew.acknowledge.enable turns off a renewal minibroker always allows: Kafka's default
-# only.
+# The group configs minibroker acts on: the KIP-848 consumer group's session timeout, heartbeat interval and
+# assignment interval (core/consumer_groups.py), a streams group's (core/streams_groups.py) and a share group's
+# (core/share_groups.py, core/share_partition.py, apis/share_common.py). The share and streams assignment
+# intervals batch assignment updates minibroker makes at once, and share.renew.acknowledge.enable turns off a
+# renewal minibroker always allows: Kafka's default only.
 _IMPLEMENTED_GROUP = frozenset({"consumer.session.timeout.ms", "consumer.heartbeat.interval.ms",
+                                "consumer.assignment.interval.ms",
                                 "streams.session.timeout.ms", "streams.heartbeat.interval.ms",
                                 "streams.initial.rebalance.delay.ms", "streams.num.standby.replicas",
                                 "share.auto.offset.reset", "share.isolation.level", "share.session.timeout.ms",
@@ -365,8 +368,6 @@ _UNSUPPORTED_REASONS = (
     ("log.remote.", "tiered storage is not implemented (README)"),
     ("follower.fetch.last.tiered.offset.enable", "tiered storage is not implemented (README)"),
     ("cordoned.log.dirs", "one log directory, in memory: nothing to cordon"),
-    ("group.consumer.assignment.interval.ms", "a consumer group's target assignment is computed at once, in the "
-                                              "heartbeat that changes it (Kafka 4.3 batches them)"),
     ("group.share.", "share groups are not served (README)"),
     ("group.streams.", "not implemented for Streams groups: Kafka's default only (core/streams_groups.py)"),
     ("errors.deadletterqueue.", "Streams groups are not served (README)"),

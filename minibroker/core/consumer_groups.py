@@ -46,6 +46,8 @@ LEAVE_GROUP_STATIC_MEMBER_EPOCH = -2
 
 CONSUMER_GROUP_TYPE = "consumer"
 
+BROKER_ASSIGNMENT_INTERVAL = "group.consumer.assignment.interval.ms"
+
 # Kafka's assignor class names, accepted in `group.consumer.assignors` beside the short names
 _ASSIGNOR_CLASSES = {
     "org.apache.kafka.coordinator.group.assignor.UniformAssignor": "uniform",
@@ -147,6 +149,7 @@ class ConsumerGroup:
     pending_txn_offsets: dict[int, dict[tuple[str, int], Any]] = field(default_factory=dict)
     state_timestamp_ms: int = 0
     assignor_name: str = "uniform"
+    assignment_timestamp_ms: int = 0  # when the last target was computed; 0 before the first (or none so far)
 
     @property
     def state(self) -> ConsumerGroupState:
@@ -257,11 +260,13 @@ def uniform_assign(members: Mapping[str, set[str]], counts: Mapping[str, int],
         if tp not in taken:
             owner = min(eligible[tp], key=lambda m: (len(result[m]), m))
             result[owner].add(tp)
-    # balance: move partitions from the most to the least loaded member that may take them
+    # balance: move partitions from the most to the least loaded member that may take them, the highest first, so
+    # a member keeps the first of its partitions as Kafka's uniform assignor does (a second member of a group on
+    # two partitions takes partition 1, on the reference broker)
     moved = True
     while moved:
         moved = False
-        for tp in sorted(eligible):
+        for tp in sorted(eligible, reverse=True):
             owner = next(m for m in eligible[tp] if tp in result[m])
             least = min(eligible[tp], key=lambda m: (len(result[m]), m))
             if len(result[owner]) - len(result[least]) > 1:
@@ -296,6 +301,11 @@ def _by_topic(partitions: set[tuple[str, int]]) -> Assignment:
 
 
 ASSIGNORS = {"uniform": uniform_assign, "range": range_assign}
+
+
+def _subscribes(group: ConsumerGroup) -> bool:
+    """Some member subscribes to a topic name or a regex (whether or not anything matches)."""
+    return any(m.subscribed_topic_names or m.subscribed_topic_regex for m in group.members.values())
 
 
 def consumer_protocol_enabled(config: BrokerConfig) -> bool:
@@ -347,6 +357,17 @@ class ConsumerGroupCoordinator:
     def session_timeout_ms(self, group_id: str) -> int:
         """The group's `consumer.session.timeout.ms` (a GROUP config), else the broker's default for it."""
         return int(self.config.group_value(group_id, "consumer.session.timeout.ms"))
+
+    def coordinator_is_4_3(self) -> bool:
+        """The node's release has Kafka 4.3's group coordinator (known by its assignment-interval configs)."""
+        return BROKER_ASSIGNMENT_INTERVAL in self.config.broker_configs
+
+    def assignment_interval_ms(self, group_id: str) -> int:
+        """The group's `consumer.assignment.interval.ms` (Kafka 4.3), else the broker's; 0 on a release before 4.3,
+        which computed every new target at once."""
+        if not self.coordinator_is_4_3():
+            return 0
+        return int(self.config.group_value(group_id, "consumer.assignment.interval.ms"))
 
     def heartbeat_interval_ms(self, group_id: str) -> int:
         """The group's `consumer.heartbeat.interval.ms` (a GROUP config), else the broker's default for it."""
@@ -528,10 +549,29 @@ class ConsumerGroupCoordinator:
             group.subscribed_partition_counts = counts
             bump = True
         if bump:
-            group.group_epoch += 1
+            # Kafka 4.3.1 lands a group's first epoch at 2 when its first member subscribes to anything (at 1 with an
+            # empty subscription): observed on the reference broker, the cause is not in the heartbeat path. Taken as
+            # part of 4.3's coordinator (with the assignment interval); releases before 4.3 were not checked.
+            first = group.group_epoch == 0 and _subscribes(group) and self.coordinator_is_4_3()
+            group.group_epoch += 2 if first else 1
         if group.group_epoch > group.assignment_epoch:
-            self._compute_target(group)
+            self._maybe_compute_target(group)
         self._reconcile(group, member, owned)
+
+    def _maybe_compute_target(self, group: ConsumerGroup) -> None:
+        """A new target for the group epoch, unless one was computed less than the group's assignment interval ago
+        (Kafka 4.3's canComputeNextTargetAssignment): members then stay on the last target, the group Assigning,
+        and the first heartbeat after the interval computes it. A group that subscribes to nothing gets its empty
+        target at once and without a timestamp, as on the reference broker."""
+        if not _subscribes(group):
+            group.target = {m: {} for m in group.members}
+            group.assignment_epoch = group.group_epoch
+            return
+        now, interval = self.clock.now_ms(), self.assignment_interval_ms(group.group_id)
+        last = group.assignment_timestamp_ms
+        if last == 0 or interval == 0 or now >= last + interval:
+            self._compute_target(group)
+            group.assignment_timestamp_ms = now
 
     def _add_member(self, group: ConsumerGroup, member_id: str) -> ConsumerGroupMember:
         if len(group.members) >= self.config["group.consumer.max.size"]:

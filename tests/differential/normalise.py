@@ -51,6 +51,7 @@ UNORDERED: dict[tuple[str, str], str | tuple[str, ...]] = {
     ("DescribeGroups", "groups"): "group_id",
     ("ListGroups", "groups"): "group_id",
     ("ConsumerGroupDescribe", "groups"): "group_id",
+    ("ConsumerGroupDescribe", "groups.members"): "member_id",  # ConsumerGroup's members: a TimelineHashMap by id
     ("JoinGroup", "members"): "member_id",  # ClassicGroup's members: a HashMap by member id
     ("DeleteGroups", "results"): "group_id",
     ("DescribeProducers", "topics.partitions.active_producers"): "producer_id",  # ProducerStateManager's map

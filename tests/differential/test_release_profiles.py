@@ -47,6 +47,10 @@ PROFILE_GAPS = [
     LedgerEntry("release_profile:4.4", "*", "api_keys[api_key=28].max_version",
                 "TxnOffsetCommit v6 (KIP-1319: topics by id), new in Kafka 4.4, is not served "
                 f"({_DOES_NOT_DO}: what Kafka 4.4 added); v5 (transactions V2) is"),
+    *(LedgerEntry("release_profile:4.4", "*", f"api_keys[api_key={key}].max_version",
+                  f"{name} v1 (KIP-1331: the topology description plugin), new in Kafka 4.4, is not served "
+                  f"({_DOES_NOT_DO}: what Kafka 4.4 added); v0 is")
+      for key, name in ((88, "StreamsGroupHeartbeat"), (89, "StreamsGroupDescribe"))),
     LedgerEntry("release_profile:4.4", "*", "api_keys[api_key=93]",
                 "StreamsGroupTopologyDescriptionUpdate belongs to Kafka Streams groups (KIP-1071), which minibroker "
                 f"does not do ({_DOES_NOT_DO})"),
