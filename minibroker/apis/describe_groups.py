@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..core.acls import AclOperation, ResourceType
-from ..core.group_coordinator import GroupState
+from ..core.classic_group import GroupState
 from ..protocol.errors import ErrorCode
 from ..protocol.messages import DescribeGroupsRequest, DescribeGroupsResponse
 from .authorized_operations import NOT_REQUESTED

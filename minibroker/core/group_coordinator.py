@@ -1,6 +1,11 @@
-"""Classic consumer groups and committed offsets, as Kafka's group coordinator keeps them.
+"""The group coordinator: every group of the cluster by its id, and the classic rebalance protocol.
 
-States: Empty, PreparingRebalance, CompletingRebalance, Stable, Dead. A join
+A group id names one group, classic (classic_group.py) or KIP-848 consumer (consumer_groups.py); this
+coordinator routes each request to the group that holds the id, as Kafka's GroupMetadataManager does, converts
+groups between the two types (group_conversion.py), checks who may commit offsets and leaves their storage to
+the OffsetMetadataManager (offset_metadata.py).
+
+Classic states: Empty, PreparingRebalance, CompletingRebalance, Stable, Dead. A join
 completes as soon as every known member has rejoined (with
 `group.initial.rebalance.delay.ms` after it was Empty: Kafka's 3000 by default, 0 in test brokers), or
 at the rebalance timeout, when members that did not rejoin are dropped.
@@ -8,16 +13,12 @@ Session and rebalance deadlines are read from the clock on `tick`, so tests
 move time by hand. JoinGroup and SyncGroup answers that must wait are
 `Pending`s the coordinator completes.
 
-KIP-848 consumer groups live beside the classic ones (`consumer`, see
-consumer_groups.py); a group id names one group of either type, and committed
-offsets are kept here for both. An empty group of one type becomes a group of
-the other when a member of the other protocol joins it, as Kafka 4 converts
-it. Non-empty groups migrate online as GroupMetadataManager migrates them under
-`group.consumer.migration.policy`: a consumer-protocol member joining a classic
-group of protocol type `consumer` converts it to a consumer group whose classic
-members keep using JoinGroup, SyncGroup, Heartbeat and LeaveGroup (upgrade),
-and when the last consumer-protocol member leaves or is fenced, a group of only
-classic members converts back to a classic group, which rebalances (downgrade).
+An empty group of one type becomes a group of the other when a member of the other protocol joins it, as
+Kafka 4 converts it; non-empty groups migrate online under `group.consumer.migration.policy`.
+
+Over 500 lines: the classic rebalance (join, sync, heartbeat, leave and their deadlines on `tick`) is one
+state machine over Group and its members' Pendings, and each of its entry points first routes to a consumer
+group holding the id; splitting the two would pass every request through a second coordinator.
 """
 
 from __future__ import annotations
@@ -25,32 +26,31 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from enum import Enum
 from typing import Any
 
 from ..protocol.consumer_protocol import (
     CONSUMER_PROTOCOL_TYPE,
-    decode_assignment,
     decode_subscription,
     encode_assignment,
-    subscribed_topics,
     subscription_owned,
 )
 from ..protocol.errors import ErrorCode
+from .classic_group import Group, GroupState, Member
 from .clock import Clock
 from .config import BrokerConfig
 from .consumer_groups import (
-    ClassicMemberMetadata,
     ConsumerGroup,
     ConsumerGroupCoordinator,
-    ConsumerGroupMember,
     HeartbeatError,
     HeartbeatResult,
-    MemberState,
-    downgrade_enabled,
     member_topics,
     new_member_id,
-    upgrade_enabled,
+)
+from .group_conversion import (
+    classic_group_from_consumer,
+    consumer_group_from_classic,
+    may_downgrade,
+    online_upgrade_refusal,
 )
 from .offset_metadata import CommittedOffset, OffsetCommitEntry, OffsetMetadataManager
 from .pending import Pending
@@ -58,16 +58,6 @@ from .pending import Pending
 # A waiting JoinGroup/SyncGroup is a safety net only: the coordinator answers it at the
 # rebalance or session deadline, well before this extra margin runs out.
 _WAIT_MARGIN_MS = 30_000
-
-
-class GroupState(Enum):
-    """Kafka's classic group states, named as DescribeGroups and ListGroups show them."""
-
-    EMPTY = "Empty"
-    PREPARING_REBALANCE = "PreparingRebalance"
-    COMPLETING_REBALANCE = "CompletingRebalance"
-    STABLE = "Stable"
-    DEAD = "Dead"
 
 
 @dataclass
@@ -106,112 +96,8 @@ class JoinRequestDetails:
     protocols: list[tuple[str, bytes]]
 
 
-@dataclass(eq=False)
-class Member:
-    """One member of a classic group."""
-
-    member_id: str
-    group_instance_id: str | None
-    client_id: str
-    client_host: str
-    session_timeout_ms: int
-    rebalance_timeout_ms: int
-    protocol_type: str
-    protocols: list[tuple[str, bytes]]
-    assignment: bytes = b""
-    session_deadline_ms: int = 0
-    join_waiter: Pending | None = None
-    sync_waiter: Pending | None = None
-
-    def metadata_for(self, protocol: str | None) -> bytes:
-        return next((meta for name, meta in self.protocols if name == protocol), b"")
-
-    def protocol_names(self) -> list[str]:
-        return [name for name, _ in self.protocols]
-
-
-@dataclass(eq=False)
-class Group:
-    """A classic group: members, generation and chosen protocol."""
-
-    group_id: str
-    state: GroupState = GroupState.EMPTY
-    generation_id: int = 0
-    protocol_type: str | None = None
-    protocol_name: str | None = None
-    leader_id: str | None = None
-    members: dict[str, Member] = field(default_factory=dict)
-    pending_members: dict[str, int] = field(default_factory=dict)  # member id -> deadline (KIP-394)
-    static_members: dict[str, str] = field(default_factory=dict)  # group.instance.id -> member id
-    rebalance_deadline_ms: int = 0
-    join_not_before_ms: int = 0  # group.initial.rebalance.delay.ms from Empty
-    state_timestamp_ms: int = 0
-
-    def is_static_member_fenced(self, group_instance_id: str | None, member_id: str) -> bool:
-        if group_instance_id is None:
-            return False
-        known = self.static_members.get(group_instance_id)
-        return known is not None and known != member_id
-
-    def static_member_error(self, group_instance_id: str | None, member_id: str) -> ErrorCode:
-        """ClassicGroup.validateMember's instance check: an instance id the group does not know is
-        UNKNOWN_MEMBER_ID, one another member id holds FENCED_INSTANCE_ID."""
-        if group_instance_id is None:
-            return ErrorCode.NONE
-        known = self.static_members.get(group_instance_id)
-        if known is None:
-            return ErrorCode.UNKNOWN_MEMBER_ID
-        return ErrorCode.FENCED_INSTANCE_ID if known != member_id else ErrorCode.NONE
-
-    def rebalance_timeout_ms(self) -> int:
-        return max((m.rebalance_timeout_ms for m in self.members.values()), default=0)
-
-    def all_members_joined(self) -> bool:
-        return not self.pending_members and all(m.join_waiter is not None for m in self.members.values())
-
-    def select_protocol(self) -> str | None:
-        """The protocol every member supports, most preferred by the members' votes."""
-        members = list(self.members.values())
-        if not members:
-            return None
-        candidates = set(members[0].protocol_names())
-        for member in members[1:]:
-            candidates &= set(member.protocol_names())
-        if not candidates:
-            return None
-        votes: dict[str, int] = {}
-        for member in members:
-            choice = next(name for name in member.protocol_names() if name in candidates)
-            votes[choice] = votes.get(choice, 0) + 1
-        # ties go to the first member's preference, its first mention of a name counting (as list.index)
-        rank: dict[str, int] = {}
-        for position, name in enumerate(members[0].protocol_names()):
-            rank.setdefault(name, position)
-        return max(candidates, key=lambda name: (votes.get(name, 0), -rank[name]))
-
-    def supports(self, protocol_type: str, protocols: list[tuple[str, bytes]]) -> bool:
-        """Whether a member with these protocols may join (type matches, a protocol in common)."""
-        if not self.members:
-            return True
-        if protocol_type != self.protocol_type:
-            return False
-        common = set(name for name, _ in protocols)
-        for member in self.members.values():
-            common &= set(member.protocol_names())
-        return bool(common)
-
-    def subscribed_topics(self) -> set[str] | None:
-        """Topics the members subscribe to; None when the protocol type is not `consumer`."""
-        if self.protocol_type != CONSUMER_PROTOCOL_TYPE:
-            return None
-        topics: set[str] = set()
-        for member in self.members.values():
-            topics |= subscribed_topics(member.metadata_for(self.protocol_name))
-        return topics
-
-
 class GroupCoordinator:
-    """Every classic group of the cluster. Sans-IO: time comes from `clock`."""
+    """Every group of the cluster, classic or consumer, by its id. Sans-IO: time comes from `clock`."""
 
     def __init__(self, config: BrokerConfig, clock: Clock,
                  partition_exists: Callable[[str, int], bool]) -> None:
@@ -243,11 +129,11 @@ class GroupCoordinator:
         if member_epoch != 0:
             return HeartbeatResult(ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a consumer group")
         if classic.members or classic.state is not GroupState.EMPTY:
-            refusal = self._online_upgrade_refusal(classic)
+            refusal = online_upgrade_refusal(classic, self.config)
             if refusal is not None:
                 return HeartbeatResult(ErrorCode.GROUP_ID_NOT_FOUND, refusal)
         del self.groups[group_id]
-        converted = self.consumer.groups[group_id] = self._to_consumer_group(classic)
+        converted = self.consumer.groups[group_id] = consumer_group_from_classic(classic, self.clock.now_ms())
         result = self.consumer.heartbeat(group_id, member_id, member_epoch, **details)
         if result.error is not ErrorCode.NONE and self.consumer.groups.get(group_id) is converted:
             # Kafka writes the conversion with the heartbeat's records: a refused heartbeat converts nothing
@@ -257,52 +143,6 @@ class GroupCoordinator:
         self._answer_all_waiters(classic, ErrorCode.REBALANCE_IN_PROGRESS)
         self._downgrade_candidates()
         return result
-
-    def _online_upgrade_refusal(self, classic: Group) -> str | None:
-        """validateOnlineUpgrade and the conversion's parsing: None if the group may become a consumer group."""
-        not_consumer = f"Group {classic.group_id} is not a consumer group"
-        if not upgrade_enabled(self.config) or classic.protocol_type != CONSUMER_PROTOCOL_TYPE:
-            return not_consumer
-        if len(classic.members) > self.config["group.consumer.max.size"]:
-            return not_consumer
-        if classic.protocol_name is None:
-            # no generation has chosen a protocol yet (Kafka would fail the conversion on the missing name)
-            return not_consumer
-        try:
-            for member in classic.members.values():
-                decode_subscription(member.metadata_for(classic.protocol_name))
-        except ValueError:
-            # Kafka says "Cannot upgrade the classic group X to consumer group because the embedded consumer
-            # protocol is malformed." with the same code; we keep the plain refusal our earlier releases gave
-            return not_consumer
-        return None
-
-    def _to_consumer_group(self, classic: Group) -> ConsumerGroup:
-        """ConsumerGroup.fromClassicGroup: each member stable at the generation, owning its classic assignment."""
-        group = ConsumerGroup(classic.group_id, state_timestamp_ms=self.clock.now_ms())
-        if not classic.members:
-            return group
-        group.group_epoch = group.assignment_epoch = classic.generation_id
-        for old in classic.members.values():
-            subscription = decode_subscription(old.metadata_for(classic.protocol_name))
-            assigned = decode_assignment(old.assignment)
-            member = ConsumerGroupMember(
-                old.member_id, instance_id=old.group_instance_id, rack_id=getattr(subscription, "rack_id", None),
-                client_id=old.client_id, client_host=old.client_host, rebalance_timeout_ms=old.rebalance_timeout_ms,
-                subscribed_topic_names=sorted(subscription.topics or []), member_epoch=classic.generation_id,
-                previous_member_epoch=classic.generation_id, state=MemberState.STABLE,
-                session_deadline_ms=self.clock.now_ms() + old.session_timeout_ms,
-                classic=ClassicMemberMetadata(old.session_timeout_ms, list(old.protocols)))
-            group.members[member.member_id] = member
-            if member.instance_id is not None:
-                group.static_members[member.instance_id] = member.member_id
-            # assigned and target alike keep it stable; a partition two members claim stays with the first
-            free = {t: {p for p in ps if (t, p) not in group.owners} for t, ps in assigned.items()}
-            member.assigned = {t: ps for t, ps in free.items() if ps}
-            group.target[member.member_id] = {t: set(ps) for t, ps in member.assigned.items()}
-            for tp in member.owned():
-                group.owners[tp] = member.member_id
-        return group
 
     def _answer_all_waiters(self, classic: Group, error: ErrorCode) -> None:
         """completeAllJoinFutures / completeAllSyncFutures of a group converted away."""
@@ -315,36 +155,16 @@ class GroupCoordinator:
         candidates, self.consumer.downgrade_candidates = self.consumer.downgrade_candidates, {}
         for group_id, epoch in candidates.items():
             modern = self.consumer.groups.get(group_id)
-            if modern is not None and self._may_downgrade(modern):
+            if modern is not None and may_downgrade(modern, self.config):
                 self._to_classic_group(modern, epoch)
 
-    def _may_downgrade(self, modern: ConsumerGroup) -> bool:
-        """validateOnlineDowngrade*: only classic members left, the policy allows it, and they fit a classic group."""
-        return (bool(modern.members) and len(modern.classic_members()) == len(modern.members)
-                and downgrade_enabled(self.config) and len(modern.members) <= self.config["group.max.size"])
-
-    def _to_classic_group(self, modern: ConsumerGroup, generation_id: int, rebalance: bool = True) -> Group:
-        """convertToClassicGroup (ClassicGroup.fromConsumerGroup), then a rebalance the members rejoin for."""
-        now = self.clock.now_ms()
-        group = Group(modern.group_id, state=GroupState.STABLE, generation_id=generation_id,
-                      protocol_type=CONSUMER_PROTOCOL_TYPE, state_timestamp_ms=now)
-        for old in modern.members.values():
-            assert old.classic is not None
-            member = Member(old.member_id, old.instance_id, old.client_id, old.client_host,
-                            old.classic.session_timeout_ms, old.rebalance_timeout_ms, CONSUMER_PROTOCOL_TYPE,
-                            list(old.classic.protocols),
-                            assignment=encode_assignment(modern.target.get(old.member_id, {}), old.classic.protocols))
-            group.members[member.member_id] = member
-            if member.group_instance_id is not None:
-                group.static_members[member.group_instance_id] = member.member_id
-            self._touch(member)
-        group.protocol_name = group.select_protocol()
-        group.leader_id = next(iter(group.members))
+    def _to_classic_group(self, modern: ConsumerGroup, generation_id: int, rebalance: bool = True) -> None:
+        """convertToClassicGroup, then a rebalance the members rejoin for."""
+        group = classic_group_from_consumer(modern, generation_id, self.clock.now_ms())
         del self.consumer.groups[modern.group_id]
         self.groups[modern.group_id] = group
         if rebalance:
             self._prepare_rebalance(group)
-        return group
 
     # -- join ------------------------------------------------------------------------
 
@@ -437,7 +257,7 @@ class GroupCoordinator:
                 subscription_owned(subscription), details.client_id, details.client_host, topics)
         except HeartbeatError as exc:
             return JoinResult(exc.code, member_id)
-        if replaced is not None and self._may_downgrade(group):
+        if replaced is not None and may_downgrade(group, self.config):
             # validateOnlineDowngradeWithReplacedMemberId: a classic static member took the place of the last
             # consumer-protocol member; the group becomes classic as it is, without a rebalance
             self._to_classic_group(group, group.group_epoch, rebalance=False)

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from minibroker.core.classic_group import GroupState
 from minibroker.core.clock import ManualClock
 from minibroker.core.config import BrokerConfig
-from minibroker.core.group_coordinator import GroupCoordinator, GroupState, JoinResult
+from minibroker.core.group_coordinator import GroupCoordinator, JoinResult
 from minibroker.core.pending import Pending
 from minibroker.protocol.errors import ErrorCode
 from minibroker.testing import TEST_BROKER_CONFIG

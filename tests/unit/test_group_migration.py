@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from kafka.protocol.consumer.metadata import ConsumerProtocolAssignment, ConsumerProtocolSubscription
 
+from minibroker.core.classic_group import GroupState
 from minibroker.core.clock import ManualClock
 from minibroker.core.config import BrokerConfig
 from minibroker.core.consumer_groups import MemberState
-from minibroker.core.group_coordinator import GroupCoordinator, GroupState, JoinResult, SyncResult
+from minibroker.core.group_coordinator import GroupCoordinator, JoinResult, SyncResult
 from minibroker.core.pending import Pending
 from minibroker.protocol.errors import ErrorCode
 from minibroker.testing import TEST_BROKER_CONFIG
