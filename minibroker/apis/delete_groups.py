@@ -4,8 +4,8 @@ Versions 0-3: v1 is v0 (the answer may come before throttling); v2 is flexible; 
 message. Mirrors KafkaApis.handleDeleteGroupsRequest and GroupCoordinatorService.deleteGroups.
 
 A group named more than once is deleted and answered once; each group needs DELETE, and the refused ones are
-answered GROUP_AUTHORIZATION_FAILED after the others and not deleted. Classic and KIP-848 consumer groups
-alike: a consumer group with members is NON_EMPTY_GROUP.
+answered GROUP_AUTHORIZATION_FAILED after the others and not deleted. Classic, KIP-848 consumer and KIP-932 share
+groups alike: a group with members is NON_EMPTY_GROUP.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from ..protocol.errors import ErrorCode
 from ..protocol.messages import DeleteGroupsRequest, DeleteGroupsResponse
 from .context import RequestContext
 from .group_common import coordinator_error
+from .share_common import share_state
 
 API_KEY = 42
 MIN_VERSION, MAX_VERSION = 0, 3
@@ -31,7 +32,11 @@ def handle(request: DeleteGroupsRequest, ctx: RequestContext) -> DeleteGroupsRes
     deletable = ctx.authorized_names(AclOperation.DELETE, ResourceType.GROUP, groups)
     authorized = [g for g in groups if g in deletable]
     local = [g for g in authorized if coordinator_error(ctx, g) is None]
-    codes = dict(zip(local, ctx.cluster.groups.delete_groups(local), strict=True))
+    shares = share_state(ctx.cluster).coordinator
+    share_ids = [g for g in local if g in shares.groups]  # KIP-932: a share group is deleted by its coordinator
+    classic_and_consumer = [g for g in local if g not in shares.groups]
+    codes = dict(zip(classic_and_consumer, ctx.cluster.groups.delete_groups(classic_and_consumer), strict=True))
+    codes.update((g, shares.delete(g)) for g in share_ids)
     results = []
     for group_id in authorized:
         code = codes.get(group_id, ErrorCode.NOT_COORDINATOR)

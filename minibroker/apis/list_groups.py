@@ -4,7 +4,7 @@ Versions 0-5: v1 adds the throttle time; v3 is flexible; v4 adds the states filt
 (KIP-518); v5 the types filter and each group's type (KIP-848). Mirrors KafkaApis.handleListGroupsRequest.
 
 DESCRIBE on the cluster lists every group; without it only the groups the caller may DESCRIBE are listed (the
-others are left out, no error). Classic and KIP-848 consumer groups are listed alike, each with its type.
+others are left out, no error). Classic, KIP-848 consumer and KIP-932 share groups are listed alike, each with its type.
 """
 
 from __future__ import annotations
@@ -12,12 +12,14 @@ from __future__ import annotations
 from ..core.acls import AclOperation, ResourceType
 from ..protocol.messages import ListGroupsRequest, ListGroupsResponse
 from .context import RequestContext
+from .share_common import share_state
 
 API_KEY = 16
 MIN_VERSION, MAX_VERSION = 0, 5
 
 CLASSIC = "classic"
 CONSUMER = "consumer"
+SHARE = "share"
 
 
 def handle(request: ListGroupsRequest, ctx: RequestContext) -> ListGroupsResponse:
@@ -29,6 +31,10 @@ def handle(request: ListGroupsRequest, ctx: RequestContext) -> ListGroupsRespons
         (g.group_id, g.protocol_type or "", g.state.value, CLASSIC) for g in ctx.cluster.groups.groups.values()]
     # KIP-848 consumer groups: protocol type "consumer", Kafka's ConsumerGroupState names
     listed += [(g.group_id, CONSUMER, g.state.value, CONSUMER) for g in ctx.cluster.groups.consumer.groups.values()]
+    # KIP-932 share groups: protocol type and type "share", ShareGroupState names
+    shares = share_state(ctx.cluster).coordinator
+    shares.expire()
+    listed += [(g.group_id, SHARE, g.state, SHARE) for g in shares.groups.values()]
     for group_id, protocol_type, state, group_type in listed:
         if states and state.lower() not in states:
             continue

@@ -120,22 +120,26 @@ class SharePartition:
         Nothing changes unless every offset is acquired by this member (INVALID_RECORD_STATE otherwise).
         """
         self.expire_locks(now_ms)
+        requested_first = first_offset
         count = last_offset - first_offset + 1
         if count <= 0 or len(types) not in (1, count) or any(t not in AcknowledgeType._value2member_map_
                                                                for t in types):
             return ErrorCode.INVALID_REQUEST, None
+        if last_offset >= self.end_offset:
+            return ErrorCode.INVALID_RECORD_STATE, BATCH_NOT_FOUND
+        first_offset = max(first_offset, self.start_offset)  # offsets below the start are settled: ignored, as in Kafka
         for offset in range(first_offset, last_offset + 1):
             record = self.in_flight.get(offset)
             if record is None:
                 return ErrorCode.INVALID_RECORD_STATE, BATCH_NOT_FOUND
-            kind = types[0] if len(types) == 1 else types[offset - first_offset]
+            kind = types[0] if len(types) == 1 else types[offset - requested_first]
             if kind == AcknowledgeType.GAP and record.state is not RecordState.ACQUIRED:
                 continue
             if record.state is not RecordState.ACQUIRED or record.member_id != member_id:
                 return ErrorCode.INVALID_RECORD_STATE, INVALID_STATE
         for offset in range(first_offset, last_offset + 1):
             record = self.in_flight[offset]
-            kind = types[0] if len(types) == 1 else types[offset - first_offset]
+            kind = types[0] if len(types) == 1 else types[offset - requested_first]
             if kind == AcknowledgeType.RENEW:
                 record.lock_deadline_ms = now_ms + lock_duration_ms
             elif kind == AcknowledgeType.ACCEPT:

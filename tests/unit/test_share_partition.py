@@ -101,3 +101,11 @@ def test_member_release_makes_its_records_available() -> None:
     _acquire(sp, clock, "a", upper=8)
     assert sp.release_member("a") == 3
     assert _acquire(sp, clock, "b", upper=8) == [AcquiredRange(5, 7, 2)]
+
+
+def test_acknowledgements_below_the_start_offset_are_ignored() -> None:
+    clock, sp = ManualClock(), SharePartition(5)
+    _acquire(sp, clock, "a", upper=7)
+    assert sp.acknowledge("a", 0, 4, [ACCEPT], LOCK, clock.now_ms()) == (ErrorCode.NONE, None)
+    assert sp.acknowledge("a", 3, 6, [ACCEPT, ACCEPT, REJECT, ACCEPT], LOCK, clock.now_ms()) == (ErrorCode.NONE, None)
+    assert sp.start_offset == 7

@@ -1,0 +1,104 @@
+"""Shared by the share-group APIs (KIP-932): the cluster's share state, the `share.version` gate, and where a
+share partition starts and how far a share fetch may read.
+
+The share coordinator and the share sessions belong to the cluster; until the cluster holds them itself they
+are kept here, one of each per cluster object.
+"""
+
+from __future__ import annotations
+
+import uuid
+import weakref
+from dataclasses import dataclass
+
+from ..core.acls import AclOperation, ResourceType
+from ..core.cluster import Cluster, Partition
+from ..core.share_groups import ShareGroupCoordinator
+from ..core.share_sessions import ShareSessionCache
+from ..protocol.errors import ErrorCode
+from .context import RequestContext
+from .feature_levels import feature_levels
+
+SHARE_VERSION = "share.version"
+
+
+@dataclass(slots=True)
+class ShareState:
+    """A cluster's share groups and the share sessions open on it."""
+
+    coordinator: ShareGroupCoordinator
+    sessions: ShareSessionCache
+
+
+_STATES: weakref.WeakKeyDictionary[Cluster, ShareState] = weakref.WeakKeyDictionary()
+
+
+def share_state(cluster: Cluster) -> ShareState:
+    """The cluster's share state, made on first use."""
+    state = _STATES.get(cluster)
+    if state is None:
+        coordinator = ShareGroupCoordinator(cluster.clock, cluster.config.group_value)
+        sessions = ShareSessionCache(int(cluster.config["group.share.max.share.sessions"]))
+        coordinator.on_member_removed.append(sessions.forget_member)
+        state = _STATES[cluster] = ShareState(coordinator, sessions)
+    return state
+
+
+def share_enabled(cluster: Cluster) -> bool:
+    """Whether share groups are on: Kafka serves their APIs only with `share.version` finalized at 1 or more
+    (otherwise every answer is UNSUPPORTED_VERSION, though ApiVersions still lists them)."""
+    return feature_levels(cluster).level(SHARE_VERSION) >= 1
+
+
+def partition_of(cluster: Cluster, topic: str, index: int) -> Partition | None:
+    found = cluster.topics.get(topic)
+    if found is None or not 0 <= index < len(found.partitions):
+        return None
+    return found.partitions[index]
+
+
+def start_offset(cluster: Cluster, group_id: str, topic: str, index: int) -> int:
+    """Where a new share partition starts: `share.auto.offset.reset` (latest by default) of the group."""
+    partition = partition_of(cluster, topic, index)
+    if partition is None:
+        return 0
+    reset = str(cluster.config.group_value(group_id, "share.auto.offset.reset"))
+    if reset == "earliest":
+        return partition.log.log_start_offset
+    return partition.log.high_watermark
+
+
+def fetch_upper_bound(cluster: Cluster, group_id: str, partition: Partition) -> int:
+    """How far a share fetch may acquire: the LSO under `share.isolation.level` read_committed, else the high
+    watermark."""
+    if str(cluster.config.group_value(group_id, "share.isolation.level")) == "read_committed":
+        return cluster.last_stable_offset(partition)
+    return partition.log.high_watermark
+
+
+def acknowledge_partition(ctx: RequestContext, group_id: str, member_id: str, topic_id: uuid.UUID, index: int,
+                          batches: list[tuple[int, int, list[int]]]) -> tuple[ErrorCode, str | None, tuple[int, int]]:
+    """Apply a member's acknowledgement batches to one partition: (error, message, (leader id, leader epoch)).
+
+    The first refused batch answers for the partition; the batches before it stay applied, as in Kafka.
+    """
+    cluster = ctx.cluster
+    topic = cluster.topics_by_id.get(topic_id)
+    if topic is None:
+        return ErrorCode.UNKNOWN_TOPIC_ID, None, (-1, -1)
+    if not ctx.authorize(AclOperation.READ, ResourceType.TOPIC, topic.name):
+        return ErrorCode.TOPIC_AUTHORIZATION_FAILED, None, (-1, -1)
+    partition = partition_of(cluster, topic.name, index)
+    if partition is None:
+        return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, None, (-1, -1)
+    leader = (partition.leader_id, partition.log.leader_epoch)
+    coordinator = share_state(cluster).coordinator
+    share_partition = coordinator.share_partition(
+        group_id, topic.name, index, lambda group, name, i: start_offset(cluster, group, name, i))
+    lock_ms = coordinator.config_int(group_id, "share.record.lock.duration.ms")
+    now = cluster.clock.now_ms()
+    for first, last, types in batches:
+        code, message = share_partition.acknowledge(member_id, first, last, types, lock_ms, now)
+        if code is not ErrorCode.NONE:
+            return code, message, leader
+    return ErrorCode.NONE, None, leader

@@ -1,0 +1,181 @@
+"""ShareFetch (78): acquire records of share partitions for a share-group member, acknowledging others (KIP-932).
+
+Versions 1-2 (Kafka 4.1+; version 0 was 4.0's early access): v2 adds ShareAcquireMode and IsRenewAck
+(KIP-1206, KIP-1222). Mirrors KafkaApis.handleShareFetchRequest, SharePartitionManager's share sessions
+(core/share_sessions.py) and SharePartition.acquire (core/share_partition.py).
+
+UNSUPPORTED_VERSION unless `share.version` is finalized at 1 or more; READ on the group, else
+GROUP_AUTHORIZATION_FAILED; READ on each topic, else that partition's TOPIC_AUTHORIZATION_FAILED. Epoch 0 opens a
+share session (acknowledgements there are INVALID_REQUEST), -1 acknowledges and closes it, releasing what the
+member holds; another epoch must be the session's next (SHARE_SESSION_NOT_FOUND, INVALID_SHARE_SESSION_EPOCH).
+Acknowledgements piggy-backed on the request are applied first. Each session partition then acquires up to
+MaxRecords records under `share.record.lock.duration.ms`; the answer carries the whole stored batches holding
+them and the acquired ranges with their delivery counts. With nothing to answer, the request waits up to
+MaxWaitMs for an append.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..core.acls import AclOperation, ResourceType
+from ..core.pending import Pending
+from ..core.share_sessions import FINAL_EPOCH, INITIAL_EPOCH, ShareSession
+from ..protocol.errors import ErrorCode
+from ..protocol.messages import ShareFetchRequest, ShareFetchResponse
+from .context import RequestContext
+from .share_common import (
+    acknowledge_partition,
+    fetch_upper_bound,
+    partition_of,
+    share_enabled,
+    share_state,
+    start_offset,
+)
+
+API_KEY = 78
+MIN_VERSION, MAX_VERSION = 1, 2
+
+DEFAULT_MAX_RECORDS = 500  # the Java share consumer's max.poll.records, for a request that names none
+
+_Topic = ShareFetchResponse.ShareFetchableTopicResponse
+_Partition = _Topic.PartitionData
+
+
+def _answer(code: ErrorCode, topics: list[Any], lock_ms: int = 0) -> ShareFetchResponse:
+    return ShareFetchResponse(throttle_time_ms=0, error_code=code, error_message=None,
+                              acquisition_lock_timeout_ms=lock_ms, responses=topics, node_endpoints=[])
+
+
+def _partition_answer(index: int, leader: tuple[int, int], error: ErrorCode = ErrorCode.NONE,
+                      ack_error: ErrorCode = ErrorCode.NONE, ack_message: str | None = None,
+                      records: bytes = b"", acquired: list[Any] | None = None) -> Any:
+    return _Partition(partition_index=index, error_code=error, error_message=None, acknowledge_error_code=ack_error,
+                      acknowledge_error_message=ack_message,
+                      current_leader=_Partition.LeaderIdAndEpoch(leader_id=leader[0], leader_epoch=leader[1]),
+                      records=records, acquired_records=acquired or [])
+
+
+def handle(request: ShareFetchRequest, ctx: RequestContext) -> ShareFetchResponse | Pending:
+    cluster = ctx.cluster
+    if not share_enabled(cluster):
+        return _answer(ErrorCode.UNSUPPORTED_VERSION, [])
+    group_id, member_id = request.group_id or "", request.member_id or ""
+    if not ctx.authorize(AclOperation.READ, ResourceType.GROUP, group_id):
+        return _answer(ErrorCode.GROUP_AUTHORIZATION_FAILED, [])
+    state = share_state(cluster)
+    epoch = request.share_session_epoch
+    has_acks = any(p.acknowledgement_batches for t in request.topics for p in t.partitions)
+    session: ShareSession | None
+    if epoch == INITIAL_EPOCH:
+        if has_acks:
+            return _answer(ErrorCode.INVALID_REQUEST, [])
+        session, replaced = state.sessions.open(group_id, member_id)
+        if session is None:
+            return _answer(ErrorCode.SHARE_SESSION_LIMIT_REACHED, [])
+        if replaced is not None:
+            state.coordinator.release_member(group_id, member_id)
+    else:
+        error = state.sessions.check(group_id, member_id, epoch)
+        if error is not ErrorCode.NONE:
+            return _answer(error, [])
+        session = state.sessions.get(group_id, member_id)
+    lock_ms = state.coordinator.config_int(group_id, "share.record.lock.duration.ms")
+    # (topic id, partition) -> answer fields decided before acquiring: acknowledgement outcome, errors
+    reported: dict[tuple[Any, int], dict[str, Any]] = {}
+    for topic in request.topics:
+        found = cluster.topics_by_id.get(topic.topic_id)
+        for part in topic.partitions:
+            key = (topic.topic_id, part.partition_index)
+            if part.acknowledgement_batches:
+                batches = [(b.first_offset, b.last_offset, list(b.acknowledge_types))
+                           for b in part.acknowledgement_batches]
+                code, message, _ = acknowledge_partition(ctx, group_id, member_id, topic.topic_id,
+                                                         part.partition_index, batches)
+                reported[key] = {"ack_error": code, "ack_message": message}
+            if found is None:
+                reported.setdefault(key, {})["error"] = ErrorCode.UNKNOWN_TOPIC_ID
+            elif not ctx.authorize(AclOperation.READ, ResourceType.TOPIC, found.name):
+                reported.setdefault(key, {})["error"] = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+            elif partition_of(cluster, found.name, part.partition_index) is None:
+                reported.setdefault(key, {})["error"] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+            elif session is not None and epoch != FINAL_EPOCH:
+                tp = (found.name, part.partition_index)
+                if tp not in session.partitions:
+                    session.partitions[tp] = None
+                    reported.setdefault(key, {})  # a partition new to the session is always answered
+    if session is not None:
+        for forgotten in request.forgotten_topics_data:
+            found = cluster.topics_by_id.get(forgotten.topic_id)
+            if found is not None:
+                for index in forgotten.partitions:
+                    session.partitions.pop((found.name, index), None)
+    if epoch == FINAL_EPOCH:
+        state.sessions.close(group_id, member_id)
+        state.coordinator.release_member(group_id, member_id)
+        return _answer(ErrorCode.NONE, _reported_topics(ctx, reported, {}), lock_ms)
+    assert session is not None
+    if epoch != INITIAL_EPOCH:
+        state.sessions.advance(session)
+    max_records = request.max_records if request.max_records > 0 else DEFAULT_MAX_RECORDS
+    acquired = _acquire(ctx, group_id, member_id, session, max_records, lock_ms)
+    if acquired or reported or request.max_wait_ms <= 0:
+        return _answer(ErrorCode.NONE, _reported_topics(ctx, reported, acquired), lock_ms)
+
+    def build() -> ShareFetchResponse:
+        later = _acquire(ctx, group_id, member_id, session, max_records, lock_ms)
+        return _answer(ErrorCode.NONE, _reported_topics(ctx, {}, later), lock_ms)
+
+    pending = Pending(build, cluster.clock.now_ms() + request.max_wait_ms)
+    for name, index in session.partitions:
+        partition = partition_of(cluster, name, index)
+        if partition is not None:
+            pending.on_finish(partition.log.watch(lambda _appended: pending.complete()))
+    return pending
+
+
+def _acquire(ctx: RequestContext, group_id: str, member_id: str, session: ShareSession, max_records: int,
+             lock_ms: int) -> dict[tuple[Any, int], dict[str, Any]]:
+    """Acquire records of the session's partitions for the member, oldest partition first, up to `max_records`."""
+    cluster = ctx.cluster
+    coordinator = share_state(cluster).coordinator
+    now = cluster.clock.now_ms()
+    out: dict[tuple[Any, int], dict[str, Any]] = {}
+    for name, index in list(session.partitions):
+        if max_records <= 0:
+            break
+        partition = partition_of(cluster, name, index)
+        if partition is None:
+            continue
+        share_partition = coordinator.share_partition(
+            group_id, name, index, lambda group, topic, i: start_offset(cluster, group, topic, i))
+        upper = fetch_upper_bound(cluster, group_id, partition)
+        ranges = share_partition.acquire(member_id, partition.log.log_start_offset, upper, max_records, lock_ms, now)
+        if not ranges:
+            continue
+        max_records -= sum(r.last_offset - r.first_offset + 1 for r in ranges)
+        first, last = ranges[0].first_offset, ranges[-1].last_offset
+        batches = partition.log.read(first, 2**31 - 1, True, last + 1)
+        out[(partition.topic.topic_id, index)] = {
+            "records": b"".join(bytes(b) for b in batches),
+            "acquired": [_Partition.AcquiredRecords(first_offset=r.first_offset, last_offset=r.last_offset,
+                                                    delivery_count=r.delivery_count) for r in ranges]}
+    return out
+
+
+def _reported_topics(ctx: RequestContext, reported: dict[tuple[Any, int], dict[str, Any]],
+                     acquired: dict[tuple[Any, int], dict[str, Any]]) -> list[Any]:
+    """The answer's topics: every partition with acknowledgements, errors, news or records, by topic."""
+    merged: dict[Any, dict[int, dict[str, Any]]] = {}
+    for (topic_id, index), fields in list(reported.items()) + list(acquired.items()):
+        merged.setdefault(topic_id, {}).setdefault(index, {}).update(fields)
+    topics = []
+    for topic_id, partitions in merged.items():
+        topic = ctx.cluster.topics_by_id.get(topic_id)
+        parts = []
+        for index, fields in partitions.items():
+            partition = partition_of(ctx.cluster, topic.name, index) if topic is not None else None
+            leader = (partition.leader_id, partition.log.leader_epoch) if partition is not None else (-1, -1)
+            parts.append(_partition_answer(index, leader, **fields))
+        topics.append(_Topic(topic_id=topic_id, partitions=parts))
+    return topics

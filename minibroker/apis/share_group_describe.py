@@ -1,0 +1,80 @@
+"""ShareGroupDescribe (77): state, epochs, members and assignments of share groups (KIP-932).
+
+Version 1 (Kafka 4.1+; version 0 was 4.0's early access). Mirrors KafkaApis.handleShareGroupDescribe and
+GroupMetadataManager.shareGroupDescribe.
+
+UNSUPPORTED_VERSION for every group unless `share.version` is finalized at 1 or more; DESCRIBE on each group,
+else GROUP_AUTHORIZATION_FAILED; an unknown id is GROUP_ID_NOT_FOUND "Group X not found.", a group of another
+type "Group X is not a share group.".
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..core.acls import AclOperation, ResourceType
+from ..core.share_groups import ASSIGNOR_NAME
+from ..protocol.errors import ErrorCode
+from ..protocol.messages import ShareGroupDescribeRequest, ShareGroupDescribeResponse
+from .authorized_operations import to_32bit_field
+from .context import RequestContext
+from .group_common import coordinator_error
+from .share_common import share_enabled, share_state
+
+API_KEY = 77
+MIN_VERSION, MAX_VERSION = 1, 1
+
+NOT_REQUESTED = -(2**31)
+
+_Group = ShareGroupDescribeResponse.DescribedGroup
+_Member = _Group.Member
+
+
+def _failed(group_id: str, code: ErrorCode, message: str | None = None) -> Any:
+    return _Group(error_code=code, error_message=message, group_id=group_id, group_state="", group_epoch=0,
+                  assignment_epoch=0, assignor_name="", members=[], authorized_operations=NOT_REQUESTED)
+
+
+def handle(request: ShareGroupDescribeRequest, ctx: RequestContext) -> ShareGroupDescribeResponse:
+    if not share_enabled(ctx.cluster):
+        return ShareGroupDescribeResponse(throttle_time_ms=0, groups=[
+            _failed(g, ErrorCode.UNSUPPORTED_VERSION) for g in request.group_ids])
+    groups = []
+    for group_id in request.group_ids:
+        if not ctx.authorize(AclOperation.DESCRIBE, ResourceType.GROUP, group_id):
+            groups.append(_failed(group_id, ErrorCode.GROUP_AUTHORIZATION_FAILED))
+            continue
+        error = coordinator_error(ctx, group_id)
+        if error is not None:
+            groups.append(_failed(group_id, error))
+            continue
+        described = _describe(ctx, group_id)
+        if described.error_code == 0 and request.include_authorized_operations:
+            described.authorized_operations = to_32bit_field(ctx.authorized_operations(ResourceType.GROUP, group_id))
+        groups.append(described)
+    return ShareGroupDescribeResponse(throttle_time_ms=0, groups=groups)
+
+
+def _describe(ctx: RequestContext, group_id: str) -> Any:
+    coordinator = share_state(ctx.cluster).coordinator
+    coordinator.expire()
+    group = coordinator.groups.get(group_id)
+    if group is None:
+        if group_id in ctx.cluster.groups.groups or group_id in ctx.cluster.groups.consumer.groups:
+            return _failed(group_id, ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a share group.")
+        return _failed(group_id, ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} not found.")
+    members = []
+    for member in group.members.values():
+        parts = []
+        for name, partitions in sorted(member.assignment.items()):
+            topic = ctx.cluster.topics.get(name)
+            if topic is not None and partitions:
+                parts.append(_Member.Assignment.TopicPartitions(topic_id=topic.topic_id, topic_name=name,
+                                                                partitions=sorted(partitions)))
+        members.append(_Member(member_id=member.member_id, rack_id=member.rack_id, member_epoch=member.member_epoch,
+                               client_id=member.client_id, client_host=member.client_host,
+                               subscribed_topic_names=list(member.subscribed_topic_names),
+                               assignment=_Member.Assignment(topic_partitions=parts)))
+    return _Group(error_code=0, error_message=None, group_id=group_id, group_state=group.state,
+                  group_epoch=group.group_epoch, assignment_epoch=group.assignment_epoch, assignor_name=ASSIGNOR_NAME,
+                  members=members, authorized_operations=NOT_REQUESTED)

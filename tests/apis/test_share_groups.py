@@ -1,0 +1,174 @@
+"""Share groups (KIP-932) on the wire with a manual clock: heartbeats, share sessions, locks and acknowledgements.
+
+The behaviours asserted here were read from Apache Kafka 4.3.1 answering the same requests.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from minibroker.apis import share_fetch
+from minibroker.apis.context import RequestContext
+from minibroker.apis.feature_levels import new_feature_levels
+from minibroker.core.clock import ManualClock
+from minibroker.core.cluster import Cluster
+from minibroker.core.config import BrokerConfig
+from minibroker.core.pending import Pending
+from minibroker.protocol import records
+from minibroker.protocol.errors import ErrorCode
+from minibroker.protocol.messages import (
+    DeleteGroupsRequest,
+    ListGroupsRequest,
+    ShareAcknowledgeRequest,
+    ShareFetchRequest,
+    ShareGroupDescribeRequest,
+    ShareGroupHeartbeatRequest,
+)
+
+from .authz import call
+
+F = ShareFetchRequest
+A = ShareAcknowledgeRequest
+ACCEPT, RELEASE, REJECT = 1, 2, 3
+
+
+def plain_cluster(clock: ManualClock | None = None) -> Cluster:
+    cluster = Cluster(BrokerConfig({"node.id": 1}), clock=clock or ManualClock(1_700_000_000_000))
+    cluster.create_topic("t", 1)
+    return cluster
+
+
+def produce(cluster: Cluster, count: int) -> None:
+    batch = records.build_batch([(None, b"v%d" % i) for i in range(count)], timestamp=cluster.clock.now_ms())
+    cluster.append(cluster.topics["t"].partitions[0], batch)
+
+
+def heartbeat(cluster: Cluster, member: str, epoch: int, group: str = "g") -> Any:
+    return call(cluster, ShareGroupHeartbeatRequest(group_id=group, member_id=member, member_epoch=epoch, rack_id=None,
+                                                    subscribed_topic_names=["t"] if epoch == 0 else None), 1)
+
+
+def fetch(cluster: Cluster, member: str, epoch: int, acks: list[tuple[int, int, list[int]]] | None = None,
+          max_records: int = 100, wait: int = 0, version: int = 1) -> Any:
+    return call(cluster, fetch_request(cluster, member, epoch, acks, max_records, wait, version), version)
+
+
+def fetch_request(cluster: Cluster, member: str, epoch: int, acks: list[tuple[int, int, list[int]]] | None = None,
+                  max_records: int = 100, wait: int = 0, version: int = 1) -> Any:
+    batches = [F.FetchTopic.FetchPartition.AcknowledgementBatch(first_offset=f, last_offset=la, acknowledge_types=t)
+               for f, la, t in acks or []]
+    topics = [F.FetchTopic(topic_id=cluster.topics["t"].topic_id, partitions=[
+        F.FetchTopic.FetchPartition(partition_index=0, acknowledgement_batches=batches)])]
+    extra = {"share_acquire_mode": 0, "is_renew_ack": False} if version >= 2 else {}
+    return F(group_id="g", member_id=member, share_session_epoch=epoch, max_wait_ms=wait, min_bytes=1,
+             max_bytes=1 << 20, max_records=max_records, batch_size=max_records, topics=topics,
+             forgotten_topics_data=[], **extra)
+
+
+def acknowledge(cluster: Cluster, member: str, epoch: int, acks: list[tuple[int, int, list[int]]]) -> Any:
+    batches = [A.AcknowledgeTopic.AcknowledgePartition.AcknowledgementBatch(first_offset=f, last_offset=la,
+                                                                            acknowledge_types=t) for f, la, t in acks]
+    return call(cluster, A(group_id="g", member_id=member, share_session_epoch=epoch, topics=[A.AcknowledgeTopic(
+        topic_id=cluster.topics["t"].topic_id, partitions=[A.AcknowledgeTopic.AcknowledgePartition(
+            partition_index=0, acknowledgement_batches=batches)])]), 1)
+
+
+def acquired(answer: Any) -> list[tuple[int, int, int]]:
+    return [(r.first_offset, r.last_offset, r.delivery_count)
+            for t in answer.responses for p in t.partitions for r in p.acquired_records]
+
+
+def test_share_apis_answer_unsupported_version_when_share_version_is_off():
+    cluster = plain_cluster()
+    cluster.features = new_feature_levels(cluster, {"share.version": 0})
+    assert heartbeat(cluster, "m1", 0).error_code == ErrorCode.UNSUPPORTED_VERSION
+    assert fetch(cluster, "m1", 0).error_code == ErrorCode.UNSUPPORTED_VERSION
+    assert acknowledge(cluster, "m1", 1, []).error_code == ErrorCode.UNSUPPORTED_VERSION
+    described = call(cluster, ShareGroupDescribeRequest(group_ids=["g"], include_authorized_operations=False), 1)
+    assert [g.error_code for g in described.groups] == [ErrorCode.UNSUPPORTED_VERSION]
+
+
+def test_members_share_the_partition_and_records_go_to_one_at_a_time():
+    clock = ManualClock()
+    cluster = plain_cluster(clock)
+    first, second = heartbeat(cluster, "m1", 0), heartbeat(cluster, "m2", 0)
+    topic_id = cluster.topics["t"].topic_id
+    assert [(tp.topic_id, tp.partitions) for tp in second.assignment.topic_partitions] == [(topic_id, [0])]
+    assert (first.member_epoch, second.member_epoch) == (1, 2)
+    produce(cluster, 5)  # share.auto.offset.reset=latest: the share partition started at 0 when assigned
+    assert acquired(fetch(cluster, "m1", 0, max_records=3)) == [(0, 2, 1)]
+    assert acquired(fetch(cluster, "m2", 0)) == [(3, 4, 1)]
+    assert acquired(fetch(cluster, "m2", 1)) == []
+    # m1 accepts 0, releases 1, rejects 2 on its next fetch; the released record goes to whoever fetches next
+    answer = fetch(cluster, "m1", 1, acks=[(0, 2, [ACCEPT, RELEASE, REJECT])])
+    assert answer.responses[0].partitions[0].acknowledge_error_code == 0
+    assert acquired(answer) == [(1, 1, 2)]
+
+
+def test_records_come_back_when_the_acquisition_lock_runs_out():
+    clock = ManualClock()
+    cluster = plain_cluster(clock)
+    heartbeat(cluster, "m1", 0)
+    heartbeat(cluster, "m2", 0)
+    produce(cluster, 2)
+    assert acquired(fetch(cluster, "m1", 0)) == [(0, 1, 1)]
+    assert acquired(fetch(cluster, "m2", 0)) == []
+    clock.advance(30_000)  # share.record.lock.duration.ms
+    assert acquired(fetch(cluster, "m2", 1)) == [(0, 1, 2)]
+    late = acknowledge(cluster, "m1", 1, [(0, 1, [ACCEPT])])
+    assert late.responses[0].partitions[0].error_code == ErrorCode.INVALID_RECORD_STATE
+
+
+def test_share_session_epochs_as_kafka():
+    cluster = plain_cluster()
+    heartbeat(cluster, "m1", 0)
+    assert fetch(cluster, "m1", 3).error_code == ErrorCode.SHARE_SESSION_NOT_FOUND
+    assert fetch(cluster, "m1", 0).error_code == 0
+    assert fetch(cluster, "m1", 1).error_code == 0
+    assert fetch(cluster, "m1", 1).error_code == ErrorCode.INVALID_SHARE_SESSION_EPOCH
+    assert acknowledge(cluster, "m1", 0, []).error_code == ErrorCode.INVALID_SHARE_SESSION_EPOCH
+    assert acknowledge(cluster, "m1", 2, []).error_code == 0
+    closed = call(cluster, F(group_id="g", member_id="m1", share_session_epoch=-1, max_wait_ms=0, min_bytes=1,
+                             max_bytes=1, max_records=1, batch_size=1, topics=[], forgotten_topics_data=[]), 1)
+    assert closed.error_code == 0
+    assert fetch(cluster, "m1", 4).error_code == ErrorCode.SHARE_SESSION_NOT_FOUND
+
+
+def test_closing_the_share_session_releases_what_the_member_holds():
+    cluster = plain_cluster()
+    heartbeat(cluster, "m1", 0)
+    heartbeat(cluster, "m2", 0)
+    produce(cluster, 2)
+    assert acquired(fetch(cluster, "m1", 0)) == [(0, 1, 1)]
+    call(cluster, F(group_id="g", member_id="m1", share_session_epoch=-1, max_wait_ms=0, min_bytes=1, max_bytes=1,
+                    max_records=1, batch_size=1, topics=[], forgotten_topics_data=[]), 1)
+    assert acquired(fetch(cluster, "m2", 0)) == [(0, 1, 2)]
+
+
+def test_a_share_fetch_with_nothing_to_acquire_waits_for_an_append():
+    cluster = plain_cluster()
+    heartbeat(cluster, "m1", 0)
+    fetch(cluster, "m1", 0)
+    ctx = RequestContext(cluster, cluster.nodes[0], share_fetch.API_KEY, 1, 1, "test")
+    pending = share_fetch.handle(fetch_request(cluster, "m1", 1, wait=5000), ctx)
+    assert isinstance(pending, Pending) and not pending.done
+    produce(cluster, 1)
+    assert pending.done
+    assert acquired(pending.result()) == [(0, 0, 1)]
+
+
+def test_share_groups_are_listed_described_and_deleted():
+    cluster = plain_cluster()
+    heartbeat(cluster, "m1", 0)
+    listed = call(cluster, ListGroupsRequest(states_filter=[], types_filter=["share"]), 5)
+    assert [(g.group_id, g.protocol_type, g.group_state, g.group_type) for g in listed.groups] == [
+        ("g", "share", "Stable", "share")]
+    described = call(cluster, ShareGroupDescribeRequest(group_ids=["g", "nope"], include_authorized_operations=False),
+                     1)
+    assert [(g.error_code, g.error_message, g.group_state, g.assignor_name) for g in described.groups] == [
+        (0, None, "Stable", "simple"), (ErrorCode.GROUP_ID_NOT_FOUND, "Group nope not found.", "", "")]
+    assert [m.member_id for m in described.groups[0].members] == ["m1"]
+    delete = DeleteGroupsRequest(groups_names=["g"])
+    assert [r.error_code for r in call(cluster, delete, 2).results] == [ErrorCode.NON_EMPTY_GROUP]
+    assert heartbeat(cluster, "m1", -1).member_epoch == -1
+    assert [r.error_code for r in call(cluster, delete, 2).results] == [0]

@@ -1,0 +1,70 @@
+"""The Java 4.x KafkaShareConsumer against minibroker over TCP (KIP-932, issue 26), and the same run on Kafka.
+
+tests/clients/java/v4/ShareConsume.java produces 30 records and consumes them with three share consumers of one
+group on one partition, in explicit acknowledgement mode: one record is RELEASEd at its first delivery, one
+REJECTed, the others ACCEPTed. Every record is accepted exactly once; the released one comes back with delivery
+count 2; the rejected one never comes back. Against the reference Kafka the outcome is the same.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.helpers import unique_topic
+from tests.integration.clients import JAVA_CURRENT, JavaClients
+
+pytestmark = [pytest.mark.java, pytest.mark.timeout(600)]
+
+COUNT = 30
+
+
+@pytest.fixture(scope="module")
+def java(tmp_path_factory: pytest.TempPathFactory) -> JavaClients:
+    return JavaClients(Path(tmp_path_factory.mktemp("java-classes")), version=JAVA_CURRENT)
+
+
+def share_consume(java: JavaClients, target: Any, topic: str, group: str) -> dict[str, Any]:
+    run = java.run(target, "ShareConsume", topic, group, COUNT, timeout=300).check()
+    lines = run.lines()
+    assert len(lines) == 1, run.describe()
+    return dict(lines[0])
+
+
+def assert_share_semantics(outcome: dict[str, Any]) -> None:
+    assert outcome["errors"] == []
+    assert outcome["accepted"] == COUNT - 1  # all but the rejected one, none accepted twice
+    deliveries = outcome["deliveries"]
+    assert set(deliveries) == {f"v{i}" for i in range(COUNT)}
+    assert deliveries.pop("v5") == [1, 2]  # released, then redelivered with a higher delivery count
+    assert deliveries.pop("v7") == [1]  # rejected: never again
+    assert all(counts == [1] for counts in deliveries.values()), json.dumps(deliveries)
+
+
+def test_three_share_consumers_share_one_partition(java, broker):
+    outcome = share_consume(java, broker, unique_topic("share"), unique_topic("share-group"))
+    assert_share_semantics(outcome)
+    assert outcome["consumers_with_records"] >= 2  # the partition is shared, not owned by one consumer
+
+
+@pytest.mark.reference
+def test_three_share_consumers_share_one_partition_on_kafka(java, kafka_reference):
+    from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, ResourceType
+
+    topic, group = unique_topic("share"), unique_topic("share-group")
+    try:
+        outcome = share_consume(java, kafka_reference, topic, group)
+    finally:  # leave the shared reference Kafka as it was
+        admin = AdminClient({"bootstrap.servers": kafka_reference.bootstrap_servers})
+        for future in admin.delete_topics([topic]).values():
+            future.exception()
+        for future in admin.delete_consumer_groups([group]).values():
+            future.exception()
+        resource = ConfigResource(ResourceType.GROUP, group, incremental_configs=[
+            ConfigEntry("share.auto.offset.reset", None, incremental_operation=AlterConfigOpType.DELETE)])
+        for future in admin.incremental_alter_configs([resource]).values():
+            future.exception()
+    assert_share_semantics(outcome)
