@@ -234,8 +234,8 @@ def _invalid_records(data: bytes | bytearray | memoryview | None, version: int) 
         return ErrorCode.CORRUPT_MESSAGE
     if len(data) <= records.MAGIC_OFFSET or first_end > len(data):
         return ErrorCode.INVALID_RECORD
-    magic = data[records.MAGIC_OFFSET]
-    if magic > 2:  # ByteBufferLogInputStream.nextBatch, before validateRecords sees the batch
+    magic = int.from_bytes(data[records.MAGIC_OFFSET:records.MAGIC_OFFSET + 1], "big", signed=True)  # a Java byte
+    if not 0 <= magic <= 2:  # ByteBufferLogInputStream.nextBatch, before validateRecords sees the batch
         return KafkaError(ErrorCode.CORRUPT_MESSAGE, f"Invalid magic found in record: {magic}")
     if magic != 2:
         return ErrorCode.INVALID_RECORD

@@ -5,6 +5,8 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
+import pytest
+
 from minibroker.core.clock import ManualClock
 from minibroker.core.cluster import Cluster
 from minibroker.core.config import BrokerConfig
@@ -37,13 +39,15 @@ def test_produce_v13_to_the_zero_topic_id_is_unknown_topic_id() -> None:
     assert c.topics["t"].partitions[0].log.log_end_offset == 0
 
 
-def test_produce_of_a_batch_with_a_magic_above_2_is_corrupt_with_kafkas_message() -> None:
+# ByteBufferLogInputStream reads the magic as a Java byte: 0xff is -1, refused as magic < 0
+@pytest.mark.parametrize(("magic", "shown"), [(3, "3"), (0xFF, "-1")])
+def test_produce_of_a_batch_with_a_magic_outside_0_to_2_is_corrupt_with_kafkas_message(magic: int, shown: str) -> None:
     c = open_cluster()
     data = bytearray(BATCH)
-    data[records.MAGIC_OFFSET] = 3
+    data[records.MAGIC_OFFSET] = magic
     [partition] = call(c, produce(bytes(data)), 9).responses[0].partition_responses
     assert (partition.error_code, partition.error_message) == (ErrorCode.CORRUPT_MESSAGE,
-                                                              "Invalid magic found in record: 3")
+                                                              f"Invalid magic found in record: {shown}")
     assert (partition.base_offset, partition.log_start_offset) == (-1, -1)
     assert c.topics["t"].partitions[0].log.log_end_offset == 0
 
