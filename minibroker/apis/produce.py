@@ -15,17 +15,15 @@ and LogValidator.
 
 from __future__ import annotations
 
-import struct
 import uuid
-import zlib
 from typing import Any
 
 from ..core.acls import AclOperation, ResourceType
 from ..core.cluster import INTERNAL_TOPICS, Partition
-from ..core.log_validator import decompression_bound
+from ..core.log_validator import decompression_bound, old_produce_batch
 from ..core.transaction_coordinator import TV_2
 from ..protocol import records
-from ..protocol.errors import DecompressionLimitError, ErrorCode, KafkaError, RecordValidationError
+from ..protocol.errors import ErrorCode, KafkaError, RecordValidationError
 from ..protocol.messages import ProduceRequest, ProduceResponse, quick_data
 from ..protocol.produce_response import encode_produce_response
 from .context import CloseConnection, RequestContext
@@ -90,9 +88,9 @@ def handle(request: ProduceRequest, ctx: RequestContext) -> ProduceResponse | No
                 response = error_entry(data.index, topic_error)
             elif not 0 <= data.index < len(topic.partitions):  # a known topic id too
                 response = error_entry(data.index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
-            elif (invalid := _invalid_records(data.records, version)) is not None:
-                response = (error_entry(data.index, invalid.code, message=invalid.message)
-                            if isinstance(invalid, KafkaError) else error_entry(data.index, invalid))
+            elif version >= VALIDATES_RECORDS_FROM and (invalid := records.produce_records_error(
+                    data.records, zstd_allowed=version >= ZSTD_FROM)) is not None:
+                response = error_entry(data.index, invalid.code, message=invalid.message)
             elif whole_request_error is not None:
                 response = error_entry(data.index, whole_request_error)
             else:
@@ -142,6 +140,9 @@ def topic_response(key: Any, version: int, partition_responses: list[Any]) -> An
     return quick_data(_TopicResponse, name=key, partition_responses=partition_responses)
 
 
+# ProduceRequest.validateRecords applies from v3 (one batch of magic 2; older message sets are converted on
+# append), and ZStandard from v7 (KIP-110)
+VALIDATES_RECORDS_FROM, ZSTD_FROM = 3, 7
 # Produce learnt TRANSACTION_ABORTABLE in v11 (KIP-890); older requests get INVALID_TXN_STATE.
 TRANSACTION_ABORTABLE_FROM = 11
 # v12 is a transactions V2 client (KIP-890 part 2): its partitions join the transaction without AddPartitionsToTxn
@@ -219,42 +220,13 @@ def _topic_names(request: ProduceRequest, ctx: RequestContext) -> list[str]:
     return [topic.name for topic in topics if topic is not None]
 
 
-def _invalid_records(data: bytes | bytearray | memoryview | None, version: int) -> ErrorCode | KafkaError | None:
-    """ProduceRequest.validateRecords, which KafkaApis applies before ReplicaManager appends (so its answer
-    carries no offsets, and it wins over acks and leadership): v3+ records hold exactly one whole batch, of
-    magic 2, and not ZStandard below v7. A size field below the smallest entry is CORRUPT_MESSAGE, as
-    ByteBufferLogInputStream throws; a partial batch counts as none. Null records are refused as no batch
-    (Kafka's reader passes them on and fails later)."""
-    if version < 3:
-        return None  # Kafka validates only v3+; older message sets are converted on append
-    if not data or len(data) < records.LOG_OVERHEAD:
-        return ErrorCode.INVALID_RECORD
-    first_end = records.LOG_OVERHEAD + _INT32.unpack_from(data, 8)[0]
-    if first_end - records.LOG_OVERHEAD < records.LEGACY_RECORD_OVERHEAD_V0:
-        return ErrorCode.CORRUPT_MESSAGE
-    if len(data) <= records.MAGIC_OFFSET or first_end > len(data):
-        return ErrorCode.INVALID_RECORD
-    magic = int.from_bytes(data[records.MAGIC_OFFSET:records.MAGIC_OFFSET + 1], "big", signed=True)  # a Java byte
-    if not 0 <= magic <= 2:  # ByteBufferLogInputStream.nextBatch, before validateRecords sees the batch
-        return KafkaError(ErrorCode.CORRUPT_MESSAGE, f"Invalid magic found in record: {magic}")
-    if magic != 2:
-        return ErrorCode.INVALID_RECORD
-    if version < 7 and len(data) >= records.HEADER_SIZE and \
-            data[_ATTRIBUTES_LOW_BYTE] & records.ATTR_COMPRESSION_MASK == records.COMPRESSION_ZSTD:
-        return ErrorCode.UNSUPPORTED_COMPRESSION_TYPE
-    rest = len(data) - first_end
-    if rest >= records.LOG_OVERHEAD and _INT32.unpack_from(data, first_end + 8)[0] + records.LOG_OVERHEAD <= rest:
-        return ErrorCode.INVALID_RECORD  # a second whole batch
-    return None
-
-
 def _whole_request_error(request: ProduceRequest) -> ErrorCode | None:
     if request.acks not in (-1, 0, 1):
         return ErrorCode.INVALID_REQUIRED_ACKS
     return None
 
 
-def _produce_partition(partition: Partition, data: bytes | None, request: ProduceRequest,
+def _produce_partition(partition: Partition, data: bytes | bytearray | memoryview | None, request: ProduceRequest,
                        ctx: RequestContext) -> Any:
     index = partition.index
     log = partition.log
@@ -273,16 +245,10 @@ def _produce_partition(partition: Partition, data: bytes | None, request: Produc
     try:
         if not data:
             raise KafkaError(ErrorCode.INVALID_RECORD, "Produce request carries no record batch")
-        if ctx.api_version < 3 and len(data) > records.MAGIC_OFFSET and data[records.MAGIC_OFFSET] < 2:
-            data = convert_legacy_message_set(data, decompression_bound(
+        if ctx.api_version < VALIDATES_RECORDS_FROM:  # later versions' records passed produce_records_error
+            data = old_produce_batch(data, decompression_bound(
                 ctx.cluster.topic_config(partition.topic, "max.message.bytes")))
         header = records.read_header(data)
-        if ctx.api_version < 3:  # v3+ records passed _invalid_records already
-            if header.magic != 2:
-                raise KafkaError(ErrorCode.INVALID_RECORD, f"Unsupported record batch magic {header.magic}")
-            if header.compression == records.COMPRESSION_ZSTD:
-                raise KafkaError(ErrorCode.UNSUPPORTED_COMPRESSION_TYPE,
-                                 "Produce requests with ZStandard compression need version 7 or above")
         if header.is_transactional and request.transactional_id is None:
             raise KafkaError(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
         if header.is_transactional and not partition.producer_state.has_open_txn(header.producer_id,
@@ -309,127 +275,3 @@ def _produce_partition(partition: Partition, data: bytes | None, request: Produc
                       log_append_time_ms=result.log_append_time, log_start_offset=result.log_start_offset,
                       record_errors=[], error_message=None)
 
-
-# --- message sets of magic 0 and 1 (Produce v0-2) ----------------------------------------------------
-
-_ATTRIBUTES_LOW_BYTE = 22  # a v2 batch's attributes (int16 at 21): codec and flags
-_LEGACY_ENTRY = struct.Struct(">qiIbb")  # offset, message size, crc, magic, attributes
-_INT32 = struct.Struct(">i")
-_INT64 = struct.Struct(">q")
-_LOG_APPEND_TIME_ATTR = 0x08
-DEFAULT_DECOMPRESSION_BOUND = decompression_bound(1048588)  # for the default max.message.bytes
-
-
-def _legacy_bytes(data: bytes, pos: int, end: int) -> tuple[bytes | None, int]:
-    if pos + 4 > end:
-        raise KafkaError(ErrorCode.CORRUPT_MESSAGE, "Record is corrupt: field length past the message")
-    size = _INT32.unpack_from(data, pos)[0]
-    pos += 4
-    if size < 0:
-        return None, pos
-    if pos + size > end:
-        raise KafkaError(ErrorCode.CORRUPT_MESSAGE, "Record is corrupt: field length past the message")
-    return data[pos:pos + size], pos + size
-
-
-def _legacy_entries(data: bytes) -> list[tuple[int, int, int, int, bytes | None, bytes | None]]:
-    """(offset, magic, attributes, timestamp, key, value) of each whole entry; a partial tail is dropped,
-    as Kafka's ByteBufferLogInputStream stops at it. A CRC mismatch is CORRUPT_MESSAGE (ensureValid)."""
-    entries = []
-    pos = 0
-    while len(data) - pos >= records.LOG_OVERHEAD:
-        size = _INT32.unpack_from(data, pos + 8)[0]
-        if size < records.LEGACY_RECORD_OVERHEAD_V0:
-            raise KafkaError(ErrorCode.CORRUPT_MESSAGE, f"Record size {size} is less than the minimum record "
-                                                        f"overhead ({records.LEGACY_RECORD_OVERHEAD_V0})")
-        end = pos + records.LOG_OVERHEAD + size
-        if end > len(data):
-            break
-        offset, _, crc, magic, attributes = _LEGACY_ENTRY.unpack_from(data, pos)
-        if magic > 1:
-            raise KafkaError(ErrorCode.INVALID_RECORD, f"Log record magic {magic} does not match the message set's")
-        if zlib.crc32(data[pos + 16:end]) != crc:
-            raise KafkaError(ErrorCode.CORRUPT_MESSAGE,
-                             f"Record is corrupt (stored crc = {crc}, computed crc = {zlib.crc32(data[pos + 16:end])})")
-        field = pos + 18
-        timestamp = -1  # RecordBatch.NO_TIMESTAMP: magic 0 has none
-        if magic == 1:
-            if field + 8 > end:
-                raise KafkaError(ErrorCode.CORRUPT_MESSAGE, "Record is corrupt: no room for the timestamp")
-            timestamp = _INT64.unpack_from(data, field)[0]
-            field += 8
-        key, field = _legacy_bytes(data, field, end)
-        value, field = _legacy_bytes(data, field, end)
-        entries.append((offset, magic, attributes, timestamp, key, value))
-        pos = end
-    return entries
-
-
-def convert_legacy_message_set(data: bytes | bytearray | memoryview, limit: int = DEFAULT_DECOMPRESSION_BOUND
-                               ) -> bytes:
-    """One magic 2 batch holding the records of a magic 0/1 message set, as Kafka 3.9's LogValidator
-    converts them (no producer id, no headers; magic 0 records get no timestamp; a compressed wrapper's
-    inner records are validated and taken out; the batch keeps the producer's codec).
-
-    A wrapper whose messages would expand beyond `limit` bytes is MESSAGE_TOO_LARGE, as a v2 batch's are.
-    """
-    data = bytes(data)
-    converted: list[tuple[bytes | None, bytes | None]] = []
-    timestamps: list[int] = []
-    codec = records.COMPRESSION_NONE
-    for wrapper_offset, magic, attributes, timestamp, key, value in _legacy_entries(data):
-        wrapper_codec = attributes & records.ATTR_COMPRESSION_MASK
-        if wrapper_codec == records.COMPRESSION_NONE:
-            converted.append((key, value))
-            timestamps.append(timestamp)
-            continue
-        codec = wrapper_codec
-        payload = value or b""
-        if magic == 0 and codec == records.COMPRESSION_LZ4:
-            payload = _fix_lz4_header_checksum(payload)
-        try:
-            # an unknown codec id is UNKNOWN_SERVER_ERROR, as Kafka's CompressionType.forId failing
-            inner = b"".join(records.iter_decompressed(wrapper_codec, payload, limit))
-        except DecompressionLimitError:
-            raise KafkaError(ErrorCode.MESSAGE_TOO_LARGE, f"The compressed message set expands beyond {limit} "
-                             "bytes") from None
-        entries = _legacy_entries(inner)
-        if magic == 1 and not entries:
-            raise KafkaError(ErrorCode.INVALID_RECORD, "Found invalid compressed record set with no inner records")
-        # AbstractLegacyRecordBatch's deep iterator: a magic 1 wrapper's offset is its last inner record's,
-        # the inner ones are relative to the base that gives (used only when not negative)
-        base = wrapper_offset - entries[-1][0] if entries else -1
-        for expected, (inner_offset, inner_magic, inner_attributes, inner_timestamp, inner_key,
-                       inner_value) in enumerate(entries):
-            if inner_magic != magic:
-                raise KafkaError(ErrorCode.INVALID_RECORD, "Log record magic does not match outer magic")
-            if inner_attributes & records.ATTR_COMPRESSION_MASK:
-                raise KafkaError(ErrorCode.INVALID_RECORD, "Compressed outer record should not have an inner record "
-                                 "with a compression attribute set")
-            absolute = base + inner_offset if base >= 0 else inner_offset
-            if magic == 1 and absolute != expected:
-                # LogValidator: the inner offsets of a magic 1 wrapper run 0, 1, ...
-                raise KafkaError(ErrorCode.INVALID_RECORD, "Inner record inside the compressed record batch does "
-                                 f"not have incremental offsets, expected offset is {expected}")
-            converted.append((inner_key, inner_value))
-            # a wrapper stamped with LogAppendTime gives its time to every inner record
-            timestamps.append(timestamp if attributes & _LOG_APPEND_TIME_ATTR else inner_timestamp)
-    if not converted:
-        raise KafkaError(ErrorCode.CORRUPT_MESSAGE, "Produce request carries no whole message")
-    return records.build_batch(converted, timestamps=timestamps, compression=codec)
-
-
-_LZ4_MAGIC = b"\x04\x22\x4d\x18"
-
-
-def _fix_lz4_header_checksum(payload: bytes) -> bytes:
-    """Magic 0 LZ4 wrappers carry Kafka 0.8's wrong frame header checksum (KAFKA-3160: it hashed the magic
-    too); Kafka reads them ignoring it, so the right one is written before the frame is decoded."""
-    if len(payload) < 7 or payload[:4] != _LZ4_MAGIC:
-        return payload
-    flags = payload[4]
-    end = 6 + (8 if flags & 0x08 else 0) + (4 if flags & 0x01 else 0)  # content size, dictionary id
-    if len(payload) <= end:
-        return payload
-    checksum = (records.xxh32_short(payload[4:end]) >> 8) & 0xFF
-    return payload[:end] + bytes((checksum,)) + payload[end + 1:]

@@ -454,3 +454,77 @@ def _record_text(offset: int, timestamp: int, key_size: int, value_size: int) ->
 def _wrap(value: int) -> int:
     """`value` as a Java long (two's complement overflow)."""
     return (value + 2**63) % 2**64 - 2**63
+
+
+# -- message sets of magic 0 and 1 (Produce v0-2, release profiles before 4.0) -----------------------------------
+
+DEFAULT_DECOMPRESSION_BOUND = decompression_bound(1048588)  # for the default max.message.bytes
+
+
+def convert_legacy_message_set(data: bytes | bytearray | memoryview, limit: int = DEFAULT_DECOMPRESSION_BOUND
+                               ) -> bytes:
+    """One magic 2 batch holding the records of a magic 0/1 message set, as Kafka 3.9's LogValidator
+    converts them (no producer id, no headers; magic 0 records get no timestamp; a compressed wrapper's
+    inner records are validated and taken out; the batch keeps the producer's codec).
+
+    A wrapper whose messages would expand beyond `limit` bytes is MESSAGE_TOO_LARGE, as a v2 batch's are.
+    """
+    data = bytes(data)
+    converted: list[tuple[bytes | None, bytes | None]] = []
+    timestamps: list[int] = []
+    codec = records.COMPRESSION_NONE
+    for wrapper_offset, magic, attributes, timestamp, key, value in records.read_legacy_entries(data):
+        wrapper_codec = attributes & records.ATTR_COMPRESSION_MASK
+        if wrapper_codec == records.COMPRESSION_NONE:
+            converted.append((key, value))
+            timestamps.append(timestamp)
+            continue
+        codec = wrapper_codec
+        payload = value or b""
+        if magic == records.MAGIC_V0 and codec == records.COMPRESSION_LZ4:
+            payload = records.fix_legacy_lz4_checksum(payload)
+        try:
+            # an unknown codec id is UNKNOWN_SERVER_ERROR, as Kafka's CompressionType.forId failing
+            inner = b"".join(records.iter_decompressed(wrapper_codec, payload, limit))
+        except DecompressionLimitError:
+            raise KafkaError(ErrorCode.MESSAGE_TOO_LARGE, f"The compressed message set expands beyond {limit} "
+                             "bytes") from None
+        entries = records.read_legacy_entries(inner)
+        if magic == records.MAGIC_V1 and not entries:
+            raise KafkaError(ErrorCode.INVALID_RECORD, "Found invalid compressed record set with no inner records")
+        # AbstractLegacyRecordBatch's deep iterator: a magic 1 wrapper's offset is its last inner record's,
+        # the inner ones are relative to the base that gives (used only when not negative)
+        base = wrapper_offset - entries[-1][0] if entries else -1
+        for expected, (inner_offset, inner_magic, inner_attributes, inner_timestamp, inner_key,
+                       inner_value) in enumerate(entries):
+            if inner_magic != magic:
+                raise KafkaError(ErrorCode.INVALID_RECORD, "Log record magic does not match outer magic")
+            if inner_attributes & records.ATTR_COMPRESSION_MASK:
+                raise KafkaError(ErrorCode.INVALID_RECORD, "Compressed outer record should not have an inner record "
+                                 "with a compression attribute set")
+            absolute = base + inner_offset if base >= 0 else inner_offset
+            if magic == records.MAGIC_V1 and absolute != expected:
+                # LogValidator: the inner offsets of a magic 1 wrapper run 0, 1, ...
+                raise KafkaError(ErrorCode.INVALID_RECORD, "Inner record inside the compressed record batch does "
+                                 f"not have incremental offsets, expected offset is {expected}")
+            converted.append((inner_key, inner_value))
+            # a wrapper stamped with LogAppendTime gives its time to every inner record
+            timestamps.append(timestamp if attributes & records.LEGACY_ATTR_LOG_APPEND_TIME else inner_timestamp)
+    if not converted:
+        raise KafkaError(ErrorCode.CORRUPT_MESSAGE, "Produce request carries no whole message")
+    return records.build_batch(converted, timestamps=timestamps, compression=codec)
+
+
+def old_produce_batch(data: bytes | bytearray | memoryview, limit: int) -> bytes | bytearray | memoryview:
+    """The batch a Produce v0-2 partition's records append as: a magic 0/1 message set converted to one magic 2
+    batch (`limit` bounds its decompression), a magic 2 batch as it is. Any other magic is INVALID_RECORD, and
+    ZStandard needs Produce v7 (UNSUPPORTED_COMPRESSION_TYPE)."""
+    if records.is_legacy_message_set(data):
+        data = convert_legacy_message_set(data, limit)
+    header = records.read_header(data)
+    if header.magic != 2:
+        raise KafkaError(ErrorCode.INVALID_RECORD, f"Unsupported record batch magic {header.magic}")
+    if header.compression == records.COMPRESSION_ZSTD:
+        raise KafkaError(ErrorCode.UNSUPPORTED_COMPRESSION_TYPE,
+                         "Produce requests with ZStandard compression need version 7 or above")
+    return data

@@ -37,6 +37,9 @@ _MAX_TIMESTAMP = struct.Struct(">q")
 _ATTRIBUTES = struct.Struct(">h")
 _INT32 = struct.Struct(">i")
 _CRC = struct.Struct(">I")
+_MAGIC = struct.Struct(">b")  # signed, as Kafka reads it
+_SIZE_OFFSET = 8  # every entry's size (a v2 batch's batchLength), after its offset
+_ATTRIBUTES_LOW_BYTE = CRC_START + 1  # a v2 batch's attributes (int16 at 21): codec and flags
 
 COMPRESSION_NONE = 0
 COMPRESSION_GZIP = 1
@@ -159,14 +162,50 @@ def has_transactional_batch(data: bytes | bytearray | memoryview | None) -> bool
         return False
     pos, size = 0, len(data)
     while size - pos >= LOG_OVERHEAD:
-        (entry_length,) = _INT32.unpack_from(data, pos + 8)
+        (entry_length,) = _INT32.unpack_from(data, pos + _SIZE_OFFSET)
         end = pos + LOG_OVERHEAD + entry_length
         if entry_length < LEGACY_RECORD_OVERHEAD_V0 or end > size:
             break  # a corrupt size or a partial entry: ByteBufferLogInputStream reads no further
-        if data[pos + MAGIC_OFFSET] >= 2 and end - pos >= HEADER_SIZE and data[pos + 22] & ATTR_TRANSACTIONAL:
-            return True  # byte 22 is the low byte of a v2 batch's attributes
+        if data[pos + MAGIC_OFFSET] >= 2 and end - pos >= HEADER_SIZE and \
+                data[pos + _ATTRIBUTES_LOW_BYTE] & ATTR_TRANSACTIONAL:
+            return True  # only a v2 batch has these attributes
         pos = end
     return False
+
+
+def is_legacy_message_set(data: bytes | bytearray | memoryview) -> bool:
+    """Whether a record set starts with an entry of magic 0 or 1 (a message set, as Produce v0-2 may carry)."""
+    return len(data) > MAGIC_OFFSET and data[MAGIC_OFFSET] < 2
+
+
+def produce_records_error(data: bytes | bytearray | memoryview | None, zstd_allowed: bool) -> KafkaError | None:
+    """What ProduceRequest.validateRecords refuses in a Produce v3+ partition's records (KafkaApis applies it
+    before ReplicaManager appends, so its answer carries no offsets and wins over acks and leadership): they hold
+    exactly one whole batch, of magic 2, not ZStandard unless `zstd_allowed` (Produce v7+).
+
+    Entries are read as ByteBufferLogInputStream.nextBatch reads them: a size field below the smallest entry is
+    CORRUPT_MESSAGE, a magic outside 0..2 (a signed byte) CORRUPT_MESSAGE with Kafka's message, and a partial
+    batch counts as none. Null records are refused as no batch (Kafka's reader passes them on and fails later).
+    The refusal carries a message only where Kafka's answer has one."""
+    if not data or len(data) < LOG_OVERHEAD:
+        return KafkaError(ErrorCode.INVALID_RECORD)
+    first_end = LOG_OVERHEAD + _INT32.unpack_from(data, _SIZE_OFFSET)[0]
+    if first_end - LOG_OVERHEAD < LEGACY_RECORD_OVERHEAD_V0:
+        return KafkaError(ErrorCode.CORRUPT_MESSAGE)
+    if len(data) <= MAGIC_OFFSET or first_end > len(data):
+        return KafkaError(ErrorCode.INVALID_RECORD)
+    (magic,) = _MAGIC.unpack_from(data, MAGIC_OFFSET)
+    if not 0 <= magic <= 2:
+        return KafkaError(ErrorCode.CORRUPT_MESSAGE, f"Invalid magic found in record: {magic}")
+    if magic != 2:
+        return KafkaError(ErrorCode.INVALID_RECORD)
+    if not zstd_allowed and len(data) >= HEADER_SIZE and \
+            data[_ATTRIBUTES_LOW_BYTE] & ATTR_COMPRESSION_MASK == COMPRESSION_ZSTD:
+        return KafkaError(ErrorCode.UNSUPPORTED_COMPRESSION_TYPE)
+    rest = len(data) - first_end
+    if rest >= LOG_OVERHEAD and _INT32.unpack_from(data, first_end + _SIZE_OFFSET)[0] + LOG_OVERHEAD <= rest:
+        return KafkaError(ErrorCode.INVALID_RECORD)  # a second whole batch
+    return None
 
 
 def crc_is_valid(batch: bytes | bytearray | memoryview, header: BatchHeader) -> bool:
@@ -783,3 +822,72 @@ def down_convert(batches: Sequence[bytes | bytearray | memoryview], magic: int, 
         pieces.append(piece)
         written += len(piece)
     return b"".join(pieces)[:size]
+
+
+# -- message sets of magic 0 and 1 as Produce v0-2 carries them (LegacyRecord, AbstractLegacyRecordBatch) ------
+
+_LEGACY_ENTRY_HEAD = struct.Struct(">qiIbb")  # offset, message size, crc, magic, attributes
+_LEGACY_CRC_START = 16  # a message's CRC32 covers its magic onwards
+_LZ4_FRAME_MAGIC = b"\x04\x22\x4d\x18"
+
+LegacyEntry = tuple[int, int, int, int, bytes | None, bytes | None]
+
+
+def _read_legacy_bytes(data: bytes, pos: int, end: int) -> tuple[bytes | None, int]:
+    if pos + 4 > end:
+        raise KafkaError(ErrorCode.CORRUPT_MESSAGE, "Record is corrupt: field length past the message")
+    size = _LEGACY_BYTES_LENGTH.unpack_from(data, pos)[0]
+    pos += 4
+    if size < 0:
+        return None, pos
+    if pos + size > end:
+        raise KafkaError(ErrorCode.CORRUPT_MESSAGE, "Record is corrupt: field length past the message")
+    return data[pos:pos + size], pos + size
+
+
+def read_legacy_entries(data: bytes) -> list[LegacyEntry]:
+    """(offset, magic, attributes, timestamp, key, value) of each whole entry of a magic 0/1 message set; a
+    partial tail is dropped, as Kafka's ByteBufferLogInputStream stops at it. An entry of another magic is
+    INVALID_RECORD; a CRC mismatch is CORRUPT_MESSAGE (LegacyRecord.ensureValid)."""
+    entries = []
+    pos = 0
+    while len(data) - pos >= LOG_OVERHEAD:
+        size = _INT32.unpack_from(data, pos + _SIZE_OFFSET)[0]
+        if size < LEGACY_RECORD_OVERHEAD_V0:
+            raise KafkaError(ErrorCode.CORRUPT_MESSAGE, f"Record size {size} is less than the minimum record "
+                                                        f"overhead ({LEGACY_RECORD_OVERHEAD_V0})")
+        end = pos + LOG_OVERHEAD + size
+        if end > len(data):
+            break
+        offset, _, crc, magic, attributes = _LEGACY_ENTRY_HEAD.unpack_from(data, pos)
+        if magic > MAGIC_V1:
+            raise KafkaError(ErrorCode.INVALID_RECORD, f"Log record magic {magic} does not match the message set's")
+        computed = zlib.crc32(data[pos + _LEGACY_CRC_START:end])
+        if computed != crc:
+            raise KafkaError(ErrorCode.CORRUPT_MESSAGE, f"Record is corrupt (stored crc = {crc}, computed crc = "
+                                                        f"{computed})")
+        field = pos + _LEGACY_ENTRY_HEAD.size
+        timestamp = -1  # RecordBatch.NO_TIMESTAMP: magic 0 has none
+        if magic == MAGIC_V1:
+            if field + 8 > end:
+                raise KafkaError(ErrorCode.CORRUPT_MESSAGE, "Record is corrupt: no room for the timestamp")
+            timestamp = _LEGACY_TIMESTAMP.unpack_from(data, field)[0]
+            field += 8
+        key, field = _read_legacy_bytes(data, field, end)
+        value, field = _read_legacy_bytes(data, field, end)
+        entries.append((offset, magic, attributes, timestamp, key, value))
+        pos = end
+    return entries
+
+
+def fix_legacy_lz4_checksum(payload: bytes) -> bytes:
+    """A magic 0 LZ4 wrapper's frame with the right header checksum: Kafka 0.8 wrote a wrong one (KAFKA-3160: it
+    hashed the frame magic too, as `_legacy_lz4` writes it) and Kafka reads such frames ignoring it."""
+    if len(payload) < 7 or payload[:4] != _LZ4_FRAME_MAGIC:
+        return payload
+    flags = payload[4]
+    end = 6 + (8 if flags & 0x08 else 0) + (4 if flags & 0x01 else 0)  # content size, dictionary id
+    if len(payload) <= end:
+        return payload
+    checksum = (xxh32_short(payload[4:end]) >> 8) & 0xFF
+    return payload[:end] + bytes((checksum,)) + payload[end + 1:]

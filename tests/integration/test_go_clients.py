@@ -35,8 +35,9 @@ import pytest
 from kafka import KafkaConsumer, TopicPartition
 from kafka.record.legacy_records import LegacyRecordBatchBuilder
 
-from minibroker.apis import accepted_versions, produce
+from minibroker.apis import accepted_versions
 from minibroker.apis.context import CloseConnection
+from minibroker.core import log_validator
 from minibroker.core.clock import ManualClock
 from minibroker.core.cluster import Cluster
 from minibroker.core.config import BrokerConfig
@@ -414,7 +415,7 @@ def legacy_set(magic: int, codec: int, entries: list[tuple[bytes | None, bytes]]
 @pytest.mark.parametrize("codec", [records.COMPRESSION_NONE, records.COMPRESSION_GZIP, records.COMPRESSION_SNAPPY])
 def test_a_message_set_converts_to_one_record_batch(magic, codec):
     entries = [(b"a", b"1"), (None, b"2"), (b"c", b"")]
-    batch = produce.convert_legacy_message_set(legacy_set(magic, codec, entries))
+    batch = log_validator.convert_legacy_message_set(legacy_set(magic, codec, entries))
     header = records.read_header(batch)
     assert (header.magic, header.compression, header.producer_id, header.base_sequence) == (2, codec, -1, -1)
     assert records.crc_is_valid(batch, header) and header.size_in_bytes == len(batch)
@@ -459,7 +460,7 @@ def _legacy_entry(magic: int, attributes: int, key: bytes | None, value: bytes, 
         "inner-magic"])
 def test_a_bad_message_set_is_refused(data, code):
     with pytest.raises(KafkaError) as refused:
-        produce.convert_legacy_message_set(data)
+        log_validator.convert_legacy_message_set(data)
     assert refused.value.code == code
 
 
@@ -484,13 +485,13 @@ def xxhash32_via_lz4_check(data: bytes) -> int:
 def test_a_magic_0_lz4_wrapper_with_kafka_0_8_framing_converts():
     inner = b"".join(_legacy_entry(0, 0, None, b"value-%d" % i, offset=i) for i in range(3))
     wrapper = _legacy_entry(0, records.COMPRESSION_LZ4, None, _lz4_frame_with_kafka_0_8_checksum(inner))
-    batch = produce.convert_legacy_message_set(wrapper)
+    batch = log_validator.convert_legacy_message_set(wrapper)
     assert [r.value for r in records.iter_records(batch)] == [b"value-0", b"value-1", b"value-2"]
     # magic 1 wrappers were always framed correctly: the same bytes there are refused
     broken_v1 = _legacy_entry(1, records.COMPRESSION_LZ4, None, _lz4_frame_with_kafka_0_8_checksum(
         b"".join(_legacy_entry(1, 0, None, b"v", offset=i) for i in range(2))))
     with pytest.raises(KafkaError):
-        produce.convert_legacy_message_set(broken_v1)
+        log_validator.convert_legacy_message_set(broken_v1)
 
 
 @pytest.mark.parametrize("wrapper_offset", [0, 2])  # 0: below the last inner offset, so they count as given
@@ -498,14 +499,14 @@ def test_a_magic_1_wrapper_offset_at_or_below_its_last_inner_one_is_accepted(wra
     inner = b"".join(_legacy_entry(1, 0, b"k", b"v%d" % i, offset=i) for i in range(3))
     wrapper = _legacy_entry(1, records.COMPRESSION_SNAPPY, None, records.compress(records.COMPRESSION_SNAPPY, inner),
                             offset=wrapper_offset)
-    batch = produce.convert_legacy_message_set(wrapper)
+    batch = log_validator.convert_legacy_message_set(wrapper)
     assert [r.value for r in records.iter_records(batch)] == [b"v0", b"v1", b"v2"]
 
 
 def test_a_wrapper_expanding_past_the_bound_is_too_large():
     data = legacy_set(1, records.COMPRESSION_GZIP, [(None, b"\x00" * 50_000)])
     with pytest.raises(KafkaError) as refused:
-        produce.convert_legacy_message_set(data, limit=10_000)
+        log_validator.convert_legacy_message_set(data, limit=10_000)
     assert refused.value.code == ErrorCode.MESSAGE_TOO_LARGE
 
 
@@ -520,7 +521,7 @@ def test_mangled_message_sets_raise_only_kafka_errors():
         if rng.random() < 0.3:
             del data[rng.randrange(len(data)):]
         try:
-            batch = produce.convert_legacy_message_set(bytes(data), limit=1 << 16)
+            batch = log_validator.convert_legacy_message_set(bytes(data), limit=1 << 16)
         except KafkaError:
             continue
         assert records.read_header(batch).magic == 2

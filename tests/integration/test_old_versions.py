@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 from kafka.record.memory_records import MemoryRecords
 
-from minibroker.apis import produce
 from minibroker.apis.context import CloseConnection, Session
 from minibroker.apis.dispatch import Reply, handle_frame
+from minibroker.core import log_validator
 from minibroker.core.acls import AclOperation, AclPermissionType, PatternType, ResourceType
 from minibroker.core.cluster import Cluster
 from minibroker.protocol import records
@@ -259,7 +259,7 @@ def _check_kafka_0_8_lz4(data: bytes) -> None:
     frame = wrapper[12 + 4 + 2 + 4 + 4:]  # crc, magic, attributes, null key, value length
     assert wrapper[17] == records.COMPRESSION_LZ4 and frame[:4] == b"\x04\x22\x4d\x18"
     assert frame[6] == (records.xxh32_short(frame[:6]) >> 8) & 0xFF != (records.xxh32_short(frame[4:6]) >> 8) & 0xFF
-    batch = produce.convert_legacy_message_set(wrapper)
+    batch = log_validator.convert_legacy_message_set(wrapper)
     assert [(r.key, r.value) for r in records.iter_records(batch)] == [(b"k%d" % i, b"v%d" % i) for i in range(3)]
 
 
