@@ -33,6 +33,13 @@ Java producer split the batch and retry.
 The walk has a fast lane for the encodings real clients write (short varints, non-negative
 lengths) and falls back to the exact reader, one record at a time, for anything else; the exact
 reader decides every refusal, so both lanes accept exactly the same batches.
+
+Produce v0-2 (release profiles before 4.0) may carry a message set of magic 0 or 1: it is converted to
+one v2 batch as Kafka 3.9's LogValidator converts one (`convert_legacy_message_set`, reached through
+`old_produce_batch`), its inner records checked as Kafka checks them.
+
+Over 500 lines for a reason: the pure-Python fast lane is the specification of the C one and stays
+beside the exact reader it must agree with.
 """
 
 from __future__ import annotations

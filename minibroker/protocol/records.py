@@ -8,6 +8,10 @@ producerId i64 | producerEpoch i16 | baseSequence i32 | recordCount i32 | record
 A record (Kafka's DefaultRecord): sizeOfBody varint | attributes i8 | timestampDelta varlong |
 offsetDelta varint | keyLength varint | key | valueLength varint | value | headerCount varint |
 headers (keyLength varint | key | valueLength varint | value). Varints are zigzag-encoded.
+
+Also what a Produce partition's record bytes must be (ProduceRequest.validateRecords, `produce_records_error`)
+and the message sets of magic 0 and 1 (LegacyRecord): read as Produce v0-2 sends them, written as Fetch v0-3
+down-converts to them.
 """
 
 from __future__ import annotations
