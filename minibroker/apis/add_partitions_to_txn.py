@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..core.acls import AclOperation, ResourceType
-from ..core.cluster import INTERNAL_TOPICS
+from ..core.cluster_model import INTERNAL_TOPICS
 from ..protocol.errors import ErrorCode
 from ..protocol.messages import AddPartitionsToTxnRequest, AddPartitionsToTxnResponse
 from .context import RequestContext
@@ -106,7 +106,7 @@ def _partition_refusal(ctx: RequestContext, transactional_id: str, wanted: list[
         writable = ctx.authorized_names(AclOperation.WRITE, ResourceType.TOPIC, names - KAFKA_INTERNAL_TOPICS)
     else:
         writable = names
-    exists = ctx.cluster._partition_exists
+    exists = ctx.cluster.replication.partition_exists
     if all(name in writable and exists(name, p) for name, p in wanted):
         return None
     return {(name, p): ErrorCode.TOPIC_AUTHORIZATION_FAILED if name not in writable

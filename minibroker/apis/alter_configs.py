@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..core.acls import AclOperation
-from ..core.cluster import validate_topic_name
+from ..core.cluster_model import validate_topic_name
 from ..protocol.errors import ErrorCode, KafkaError
 from ..protocol.messages import AlterConfigsRequest, AlterConfigsResponse
 from . import config_resources

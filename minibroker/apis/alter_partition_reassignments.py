@@ -10,7 +10,7 @@ AlterPartitionReassignmentsRequest.getErrorResponse answers it.
 from __future__ import annotations
 
 from ..core.acls import AclOperation
-from ..core.cluster import Partition
+from ..core.cluster_model import Partition
 from ..protocol.errors import ErrorCode, KafkaError
 from ..protocol.messages import AlterPartitionReassignmentsRequest, AlterPartitionReassignmentsResponse
 from .context import RequestContext
@@ -36,7 +36,7 @@ def handle(request: AlterPartitionReassignmentsRequest, ctx: RequestContext) -> 
                 if wanted.replicas is None:
                     # a cancellation: every reassignment here has already completed; Kafka gives no message
                     raise KafkaError(ErrorCode.NO_REASSIGNMENT_IN_PROGRESS)
-                ctx.cluster.reassign_replicas(partition, list(wanted.replicas), allow_change)
+                ctx.cluster.replication.reassign_replicas(partition, list(wanted.replicas), allow_change)
             except KafkaError as exc:
                 code, message = exc.code, exc.message or None
             partitions.append(_Partition(partition_index=wanted.partition_index, error_code=code,

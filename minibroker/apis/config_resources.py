@@ -9,7 +9,8 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ..core.acls import AclOperation, ResourceType
-from ..core.cluster import Cluster, Node, Topic
+from ..core.cluster import Cluster
+from ..core.cluster_model import Node, Topic
 from ..protocol.errors import ErrorCode, KafkaError
 from .context import RequestContext
 from .releases import release

@@ -6,7 +6,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ..core.acls import CLUSTER_NAME, SUPPORTED_OPERATIONS, AclOperation, ResourceType
-from ..core.cluster import Cluster, Node
+from ..core.cluster import Cluster
+from ..core.cluster_model import Node
 from .releases import release
 
 

@@ -35,7 +35,7 @@ def handle(request: CreatePartitionsRequest, ctx: RequestContext) -> CreateParti
     results += [_Result(name=t.name, error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED, error_message=None)
                 for t in unique if t.name not in alterable]
     authorized = [t for t in unique if t.name in alterable]
-    errors = ctx.cluster.create_partitions_batch(
+    errors = ctx.cluster.replication.create_partitions_batch(
         [(t.name, t.count, None if t.assignments is None else [list(a.broker_ids) for a in t.assignments])
          for t in authorized],
         validate_only=request.validate_only)

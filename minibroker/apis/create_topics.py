@@ -22,7 +22,8 @@ from collections import Counter
 from typing import Any
 
 from ..core.acls import AclOperation, ResourceType
-from ..core.cluster import METADATA_TOPIC, NewTopic, TopicPlan
+from ..core.cluster_model import METADATA_TOPIC
+from ..core.replication_control import NewTopic, TopicPlan
 from ..protocol.errors import ErrorCode, KafkaError
 from ..protocol.messages import CreateTopicsRequest, CreateTopicsResponse
 from .context import RequestContext
@@ -52,7 +53,8 @@ def handle(request: CreateTopicsRequest, ctx: RequestContext) -> CreateTopicsRes
     describable = ctx.authorized_names(AclOperation.DESCRIBE_CONFIGS, ResourceType.TOPIC, names)
     authorized = [t for t in unique if t.name in creatable]
     try:
-        outcomes = cluster.create_topics([_new_topic(t) for t in authorized], validate_only=request.validate_only)
+        outcomes = cluster.replication.create_topics([_new_topic(t) for t in authorized],
+                                                     validate_only=request.validate_only)
     except KafkaError as exc:
         return CreateTopicsResponse(throttle_time_ms=0, topics=[_error(t.name, exc) for t in request.topics])
     results = [_error(t.name, outcome) if isinstance(outcome, KafkaError)

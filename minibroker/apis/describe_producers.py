@@ -13,7 +13,7 @@ producer state), a node without one NOT_LEADER_OR_FOLLOWER.
 from __future__ import annotations
 
 from ..core.acls import AclOperation, ResourceType
-from ..core.cluster import invalid_topic_reason
+from ..core.cluster_model import invalid_topic_reason
 from ..protocol.errors import ErrorCode, KafkaError
 from ..protocol.messages import DescribeProducersRequest, DescribeProducersResponse
 from .context import RequestContext

@@ -13,7 +13,7 @@ import uuid
 from typing import Any
 
 from ..core.acls import AclOperation, ResourceType
-from ..core.cluster import INTERNAL_TOPICS, validate_topic_name
+from ..core.cluster_model import INTERNAL_TOPICS, validate_topic_name
 from ..protocol.errors import ErrorCode, KafkaError
 from ..protocol.messages import DescribeTopicPartitionsRequest, DescribeTopicPartitionsResponse
 from .authorized_operations import to_32bit_field

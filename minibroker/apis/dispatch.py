@@ -14,7 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..core.cluster import Cluster, Node
+from ..core.cluster import Cluster
+from ..core.cluster_model import Node
 from ..core.pending import Pending
 from ..protocol.errors import KafkaError
 from ..protocol.messages import REQUESTS, RESPONSES, MalformedRequest, decode_request, request_parse_error

@@ -10,7 +10,8 @@ ElectLeadersRequest.getErrorResponse answers it.
 from __future__ import annotations
 
 from ..core.acls import AclOperation
-from ..core.cluster import Cluster, Partition
+from ..core.cluster import Cluster
+from ..core.cluster_model import Partition
 from ..protocol.errors import ErrorCode, KafkaError
 from ..protocol.messages import ElectLeadersRequest, ElectLeadersResponse
 from .context import RequestContext
@@ -46,7 +47,7 @@ def handle(request: ElectLeadersRequest, ctx: RequestContext) -> ElectLeadersRes
                 if election_type == UNCLEAN:
                     _unclean(partition)
                 else:
-                    cluster.elect_preferred_leader(partition)
+                    cluster.replication.elect_preferred_leader(partition)
             except KafkaError as exc:
                 code, message = exc.code, exc.message or None
             if every_partition and code == ErrorCode.ELECTION_NOT_NEEDED:

@@ -29,7 +29,8 @@ from collections.abc import Hashable
 from typing import Any, NamedTuple
 
 from ..core.acls import AclOperation, ResourceType
-from ..core.cluster import Cluster, Partition
+from ..core.cluster import Cluster
+from ..core.cluster_model import Partition
 from ..core.fetch_sessions import (
     ContextKind,
     FetchContext,

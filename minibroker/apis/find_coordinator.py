@@ -12,7 +12,7 @@ the single key of v0-3.
 from __future__ import annotations
 
 from ..core.acls import AclOperation, ResourceType
-from ..core.cluster import GROUP_METADATA_TOPIC, TRANSACTION_STATE_TOPIC
+from ..core.cluster_model import GROUP_METADATA_TOPIC, TRANSACTION_STATE_TOPIC
 from ..protocol.errors import ErrorCode
 from ..protocol.messages import FindCoordinatorRequest, FindCoordinatorResponse
 from .context import RequestContext

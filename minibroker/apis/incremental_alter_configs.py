@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..core.acls import AclOperation
-from ..core.cluster import validate_topic_name
+from ..core.cluster_model import validate_topic_name
 from ..core.config import DELETE
 from ..protocol.errors import ErrorCode, KafkaError
 from ..protocol.messages import IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse

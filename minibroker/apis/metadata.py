@@ -16,7 +16,8 @@ from __future__ import annotations
 import uuid
 
 from ..core.acls import CLUSTER_NAME, AclOperation, ResourceType
-from ..core.cluster import INTERNAL_TOPICS, Cluster, Topic, validate_topic_name
+from ..core.cluster import Cluster
+from ..core.cluster_model import INTERNAL_TOPICS, Topic, validate_topic_name
 from ..protocol.errors import ErrorCode, KafkaError
 from ..protocol.messages import MetadataRequest, MetadataResponse
 from .authorized_operations import NOT_REQUESTED
@@ -154,7 +155,7 @@ def _lookup(cluster: Cluster, names: list[str | None],
         missing[name or ""] = None
     # Kafka answers UNKNOWN_TOPIC_OR_PARTITION while the controller creates the topics; here
     # creation is instant, so what was created is described at once and a refusal leaves the error.
-    created = cluster.auto_create_topics(list(missing)) if auto_create else {}
+    created = cluster.replication.auto_create_topics(list(missing)) if auto_create else {}
     entries = []
     for name in names:
         topic = cluster.topics.get(name or "") or created.get(name or "")

@@ -19,7 +19,7 @@ import uuid
 from typing import Any
 
 from ..core.acls import AclOperation, ResourceType
-from ..core.cluster import INTERNAL_TOPICS, Partition
+from ..core.cluster_model import INTERNAL_TOPICS, Partition
 from ..core.log_validator import decompression_bound, old_produce_batch
 from ..core.transaction_coordinator import TV_2
 from ..protocol import records

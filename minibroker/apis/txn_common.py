@@ -4,7 +4,8 @@ per-version error downgrades."""
 from __future__ import annotations
 
 from ..core.acls import AclOperation, ResourceType
-from ..core.cluster import TRANSACTION_STATE_TOPIC, Cluster
+from ..core.cluster import Cluster
+from ..core.cluster_model import TRANSACTION_STATE_TOPIC
 from ..protocol.errors import ErrorCode
 from .context import RequestContext
 from .feature_levels import feature_levels

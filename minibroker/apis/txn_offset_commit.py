@@ -47,7 +47,7 @@ def handle(request: TxnOffsetCommitRequest, ctx: RequestContext) -> TxnOffsetCom
     # KafkaApis.handleTxnOffsetCommitRequest answers refused topics, unknown topics and unknown partitions
     # itself, and asks the coordinator only about what is left (not at all when nothing is).
     readable = ctx.authorized_names(AclOperation.READ, ResourceType.TOPIC, (t.name for t in request.topics))
-    exists = ctx.cluster._partition_exists
+    exists = ctx.cluster.replication.partition_exists
     answered = _Answer()
     valid: list[tuple[str, list[Any]]] = []
     for topic in request.topics:

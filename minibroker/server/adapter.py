@@ -19,7 +19,8 @@ from typing import Any
 
 from ..apis.context import CloseConnection, Session
 from ..apis.dispatch import Answer, Deferred, NoReply, Reply, handle_frame
-from ..core.cluster import Cluster, Endpoint, Node
+from ..core.cluster import Cluster
+from ..core.cluster_model import Endpoint, Node
 from ..protocol.errors import KafkaError
 from .authenticator import SaslAuthenticator
 from .connection import NEED_DATA, SEND, Closed, Connection, DropConnection, Request, RequestHook

@@ -13,7 +13,8 @@ from ..apis.dispatch import Answer
 from ..apis.feature_levels import new_feature_levels
 from ..apis.releases import LATEST, release
 from ..core.clock import Clock
-from ..core.cluster import Cluster, Endpoint, Node
+from ..core.cluster import Cluster
+from ..core.cluster_model import Endpoint, Node
 from ..core.config import KIP1269_CONFIGS, BrokerConfig, ConfigError
 from ..protocol.jaas import load_server_jaas
 from .acceptor import Acceptor, listening_sockets

@@ -225,7 +225,7 @@ class Control:
         """Make `node` the partition's leader, as AlterPartitionReassignments plus ElectLeaders would."""
         if self.cluster.node(node) is None:
             raise ValueError(f"no node {node}; nodes are {[n.node_id for n in self.cluster.nodes]}")
-        self.cluster.move_leader(topic, partition, node)
+        self.cluster.replication.move_leader(topic, partition, node)
         moved = self.cluster.partition(topic, partition)
         return {"leader": moved.leader_id, "leader_epoch": moved.log.leader_epoch, "replicas": moved.replicas}
 

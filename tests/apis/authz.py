@@ -21,7 +21,8 @@ from minibroker.core.acls import (
     ResourceType,
 )
 from minibroker.core.clock import ManualClock
-from minibroker.core.cluster import Cluster, Node
+from minibroker.core.cluster import Cluster
+from minibroker.core.cluster_model import Node
 from minibroker.core.config import BrokerConfig
 from minibroker.testing import TEST_BROKER_CONFIG
 from minibroker.testing.wire import WireClient

@@ -17,7 +17,8 @@ import pytest
 from minibroker.apis import advertised_ranges
 from minibroker.apis.releases import LATEST, RELEASES
 from minibroker.core.clock import ManualClock
-from minibroker.core.cluster import Cluster, Node
+from minibroker.core.cluster import Cluster
+from minibroker.core.cluster_model import Node
 from minibroker.core.config import BrokerConfig
 from minibroker.protocol.errors import ErrorCode
 from minibroker.protocol.messages import (

@@ -106,7 +106,7 @@ def test_add_partitions_denied_on_the_topic_wins_over_a_wildcard_allow() -> None
 
 def test_add_partitions_never_adds_an_internal_topic_even_for_a_super_user() -> None:
     c, pid, epoch = cluster_with_producer("orders")
-    c.internal_topic("__consumer_offsets")
+    c.replication.internal_topic("__consumer_offsets")
     codes = add_partitions(c, pid, epoch, {"orders": [0], "__consumer_offsets": [0]}, ADMIN)
     assert codes == {("orders", 0): ErrorCode.OPERATION_NOT_ATTEMPTED,
                      ("__consumer_offsets", 0): ErrorCode.TOPIC_AUTHORIZATION_FAILED}

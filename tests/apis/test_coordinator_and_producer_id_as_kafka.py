@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 
 from minibroker.core.clock import ManualClock
-from minibroker.core.cluster import Cluster, Node
+from minibroker.core.cluster import Cluster
+from minibroker.core.cluster_model import Node
 from minibroker.core.config import BrokerConfig
 from minibroker.protocol.errors import ErrorCode
 from minibroker.protocol.messages import FindCoordinatorRequest, InitProducerIdRequest

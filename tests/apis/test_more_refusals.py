@@ -10,7 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from minibroker.core.clock import ManualClock
-from minibroker.core.cluster import Cluster, Node
+from minibroker.core.cluster import Cluster
+from minibroker.core.cluster_model import Node
 from minibroker.core.config import BrokerConfig
 from minibroker.protocol import records
 from minibroker.protocol.errors import ErrorCode

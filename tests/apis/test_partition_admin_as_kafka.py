@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 
 from minibroker.core.clock import ManualClock
-from minibroker.core.cluster import Cluster, Node
+from minibroker.core.cluster import Cluster
+from minibroker.core.cluster_model import Node
 from minibroker.core.config import BrokerConfig
 from minibroker.protocol.errors import ErrorCode
 from minibroker.protocol.messages import (
@@ -94,7 +95,7 @@ def test_a_replication_factor_change_refused_at_v1_is_worded_as_kafka() -> None:
     c = Cluster(BrokerConfig({"node.id": NODE}), clock=ManualClock(NOW),
                 nodes=[Node(NODE, "127.0.0.1", 9092), Node(2, "127.0.0.1", 9093)])
     c.create_topic("t", 1, 1)
-    c.reassign_replicas(c.partition("t", 0), [NODE])
+    c.replication.reassign_replicas(c.partition("t", 0), [NODE])
     assert reassign(c, "t", 0, [NODE, 2], allow_change=False) == (
         ErrorCode.INVALID_REPLICATION_FACTOR, "The replication factor is changed from 1 to 2")
 

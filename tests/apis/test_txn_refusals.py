@@ -9,7 +9,8 @@ from typing import Any
 from minibroker.apis.context import Session
 from minibroker.apis.dispatch import Reply, handle_frame
 from minibroker.core.clock import ManualClock
-from minibroker.core.cluster import GROUP_METADATA_TOPIC, TRANSACTION_STATE_TOPIC, Cluster, Node
+from minibroker.core.cluster import Cluster
+from minibroker.core.cluster_model import GROUP_METADATA_TOPIC, TRANSACTION_STATE_TOPIC, Node
 from minibroker.core.config import BrokerConfig
 from minibroker.protocol.errors import ErrorCode
 from minibroker.protocol.messages import (
@@ -96,7 +97,7 @@ def broker_add(c: Cluster, transactional_id: str, wanted: dict[str, list[int]], 
 def test_add_partitions_refuses_internal_topics_without_an_authorizer() -> None:
     c = open_cluster()
     c.create_topic("orders", 1, 1)
-    c.internal_topic(GROUP_METADATA_TOPIC)
+    c.replication.internal_topic(GROUP_METADATA_TOPIC)
     pid, epoch = init_producer(c)
     codes = add_partitions(c, pid, epoch, {"orders": [0], GROUP_METADATA_TOPIC: [0], TRANSACTION_STATE_TOPIC: [0]})
     assert codes == {("orders", 0): ErrorCode.OPERATION_NOT_ATTEMPTED,
@@ -116,7 +117,7 @@ def test_add_partitions_refuses_the_share_group_state_topic_before_knowing_wheth
 
 def test_add_partitions_v4_from_a_broker_does_not_single_out_internal_topics() -> None:
     c = open_cluster()
-    c.internal_topic(GROUP_METADATA_TOPIC)
+    c.replication.internal_topic(GROUP_METADATA_TOPIC)
     assert broker_add(c, TXN, {GROUP_METADATA_TOPIC: [0]}) == {
         (GROUP_METADATA_TOPIC, 0): ErrorCode.INVALID_PRODUCER_ID_MAPPING}
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from minibroker.core.cluster import Node
+from minibroker.core.cluster_model import Node
 from minibroker.protocol import records
 from minibroker.protocol.errors import ErrorCode
 from minibroker.protocol.messages import FetchRequest

@@ -26,7 +26,8 @@ from minibroker.apis import API_MODULES, accepted_versions
 from minibroker.apis.context import CloseConnection, Session
 from minibroker.apis.dispatch import Deferred, Reply, handle_frame
 from minibroker.apis.releases import LATEST
-from minibroker.core.cluster import Cluster, Node
+from minibroker.core.cluster import Cluster
+from minibroker.core.cluster_model import Node
 from minibroker.protocol.errors import KafkaError
 from minibroker.protocol.messages import REQUESTS, MetadataRequest, ProduceRequest
 from minibroker.testing.wire import WireClient

@@ -99,12 +99,12 @@ def test_window_mode_is_unchanged_and_the_mode_follows_the_leaders_node_config()
 
 def test_the_metadata_log_is_never_auto_created() -> None:
     c = Cluster(BrokerConfig({"node.id": 1}), ManualClock(NOW))
-    assert c.auto_create_topics(["__cluster_metadata", "fine"]).keys() == {"fine"}
+    assert c.replication.auto_create_topics(["__cluster_metadata", "fine"]).keys() == {"fine"}
     assert "__cluster_metadata" not in c.topics
 
 
 def test_a_window_node_in_the_replicas_keeps_its_window_while_a_latest_append_node_leads() -> None:
-    from minibroker.core.cluster import Node
+    from minibroker.core.cluster_model import Node
 
     c = Cluster(BrokerConfig({"node.id": 1}), ManualClock(NOW),
                 nodes=[Node(1, "127.0.0.1", 9092), Node(2, "127.0.0.1", 9093)])
@@ -112,9 +112,9 @@ def test_a_window_node_in_the_replicas_keeps_its_window_while_a_latest_append_no
     topic = c.create_topic("t", 1, 2)
     assert topic is not None
     p = topic.partitions[0]
-    c.move_leader("t", 0, 2)
+    c.replication.move_leader("t", 0, 2)
     for seq in range(3):
         c.append(p, batch(seq))
     assert refused(c, p, batch(0)) == ErrorCode.DUPLICATE_SEQUENCE_NUMBER  # node 2's rule
-    c.move_leader("t", 0, 1)
+    c.replication.move_leader("t", 0, 1)
     assert c.append(p, batch(0)).base_offset == 0  # node 1 kept its window, as its own replica state would
