@@ -35,7 +35,6 @@ MIN_VERSION, MAX_VERSION = 3, 14
 ADVERTISED_MIN_VERSION = 0
 # Releases before 4.0 served Produce from v0 (KIP-896 removed v0-2).
 PRE_KIP896_MIN_VERSION = 0
-DEFAULT_BATCHES_TO_RETAIN = 5
 
 _TopicResponse = ProduceResponse.TopicProduceResponse
 _PartitionResponse = _TopicResponse.PartitionProduceResponse
@@ -99,13 +98,7 @@ def handle(request: ProduceRequest, ctx: RequestContext) -> ProduceResponse | No
                 if response.error_code == ErrorCode.NOT_LEADER_OR_FOLLOWER:
                     leaders.add(partition.leader_id)
             if version >= 14:
-                if topic is None:
-                    window = DEFAULT_BATCHES_TO_RETAIN
-                elif 0 <= data.index < len(topic.partitions):
-                    window = cluster.batches_to_retain(topic.partitions[data.index])
-                else:
-                    window = cluster.topic_config(topic, "producer.state.batches.to.retain")
-                response.producer_state_batches_to_retain = window
+                response.producer_state_batches_to_retain = cluster.reported_batches_to_retain(topic, data.index)
             any_error = any_error or response.error_code != 0
             partition_responses.append(response)
         # the codec reads the zero topic id as None; the answer names it as it came

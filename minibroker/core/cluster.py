@@ -2,8 +2,8 @@
 
 `Cluster` holds the cluster model (cluster_model.py), the topics' controller (`replication`,
 replication_control.py), the group and transaction coordinators, credentials, ACLs and fetch sessions.
-It decides the producer-state window an append keeps and validates and appends client batches as
-Kafka's leader does.
+It decides the producer-state window an append keeps (`batches_to_retain_on`, the one statement of
+that rule) and validates and appends client batches as Kafka's leader does.
 """
 
 from __future__ import annotations
@@ -167,15 +167,37 @@ class Cluster:
                 self.config["max.incremental.fetch.session.cache.slots"])
         return cache
 
-    def batches_to_retain(self, partition: Partition) -> int:
-        """The KIP-1269 window of a partition: the topic config, or Kafka's fixed 5 on a leader without KIP-1269,
-        or 1 on a leader in KIP-758's latest-append mode (the one batch whose retry still gets its offset)."""
-        leader = self.node(partition.leader_id)
-        if leader is not None and not leader.kip1269:
+    # -- the producer-state window (KIP-1269's producer.state.batches.to.retain) ------------
+
+    def batches_to_retain_on(self, node_id: int | None, topic: Topic | None) -> int:
+        """How many batches per producer node `node_id` retains for `topic`'s partitions: the one statement of
+        the dedup-window rule, which every window the broker keeps or reports comes from.
+
+        - a node of a released Kafka (no KIP-1269, apis/releases.py): Kafka's fixed KAFKA_BATCHES_TO_RETAIN;
+        - a node in KIP-758's latest-append mode: 1, the one batch whose retry still gets its offset;
+        - otherwise the topic's `producer.state.batches.to.retain` (KIP-1269);
+        - no topic (Produce v14 answering for a topic it does not know): KAFKA_BATCHES_TO_RETAIN.
+        `node_id` None or not a node (a partition that does not exist has no leader): the topic's window.
+        """
+        if topic is None:
             return KAFKA_BATCHES_TO_RETAIN
-        if self.duplicate_range(partition) is not None:
+        node = self.node(node_id) if node_id is not None else None
+        if node is not None and not node.kip1269:
+            return KAFKA_BATCHES_TO_RETAIN
+        if node is not None and self._node_range(node.node_id) is not None:
             return 1
-        return int(self.topic_config(partition.topic, "producer.state.batches.to.retain"))
+        return int(self.topic_config(topic, "producer.state.batches.to.retain"))
+
+    def batches_to_retain(self, partition: Partition) -> int:
+        """The window of a partition: its leader's (batches_to_retain_on)."""
+        return self.batches_to_retain_on(partition.leader_id, partition.topic)
+
+    def reported_batches_to_retain(self, topic: Topic | None, index: int) -> int:
+        """The window Produce v14 reports for partition `index` of `topic` (None: a topic the node does not know):
+        the leader's, or the topic's own for a partition it does not have (batches_to_retain_on)."""
+        if topic is not None and 0 <= index < len(topic.partitions):
+            return self.batches_to_retain(topic.partitions[index])
+        return self.batches_to_retain_on(None, topic)
 
     def _batches_kept(self, partition: Partition) -> int:
         """How many batches per producer the shared producer state keeps: what the most demanding node needs, as
@@ -184,16 +206,8 @@ class Cluster:
         kept = self.batches_to_retain(partition)
         for node_id in partition.replicas:
             if node_id != partition.leader_id and node_id in self._nodes_by_id:
-                kept = max(kept, self._window_on(node_id, partition))
+                kept = max(kept, self.batches_to_retain_on(node_id, partition.topic))
         return kept
-
-    def _window_on(self, node_id: int, partition: Partition) -> int:
-        node = self.node(node_id)
-        if node is not None and not node.kip1269:
-            return KAFKA_BATCHES_TO_RETAIN
-        if self._node_range(node_id) is not None:
-            return 1
-        return int(self.topic_config(partition.topic, "producer.state.batches.to.retain"))
 
     def duplicate_range(self, partition: Partition) -> int | None:
         """KIP-758's `max.in.flight.sequence.number.per.connection` when the partition's leader is in

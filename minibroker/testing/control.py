@@ -338,7 +338,8 @@ class Control:
                 entries.partition_responses = [p for p in entries.partition_responses if p.index != index]
                 failed = produce.error_entry(index, ErrorCode(code))
                 if version >= 14:
-                    failed.producer_state_batches_to_retain = self._window(name, index)
+                    failed.producer_state_batches_to_retain = self.cluster.reported_batches_to_retain(
+                        self.cluster.topics.get(name), index)
                 entries.partition_responses.append(failed)
 
         return finish
@@ -348,12 +349,6 @@ class Control:
             return str(key)
         topic = self.cluster.topics_by_id.get(key)
         return topic.name if topic is not None else str(key)
-
-    def _window(self, name: str, index: int) -> int:
-        topic = self.cluster.topics.get(name)
-        if topic is None or not 0 <= index < len(topic.partitions):
-            return produce.DEFAULT_BATCHES_TO_RETAIN
-        return self.cluster.batches_to_retain(topic.partitions[index])
 
     def _still_held(self, partitions: list[TopicPartition]) -> bool:
         return any(tp in self._holding for tp in partitions)
