@@ -121,7 +121,7 @@ class ShareGroupCoordinator:
         """
         self.expire()
         if not member_id.strip():
-            return HeartbeatResult(ErrorCode.INVALID_REQUEST, "MemberId can't be empty.")
+            return HeartbeatResult(ErrorCode.INVALID_REQUEST)  # Kafka 4.3.1 sends no message here
         group = self.groups.get(group_id)
         if member_epoch == LEAVE_EPOCH:
             if group is None or member_id not in group.members:
