@@ -16,9 +16,10 @@ move time by hand. JoinGroup and SyncGroup answers that must wait are
 An empty group of one type becomes a group of the other when a member of the other protocol joins it, as
 Kafka 4 converts it; non-empty groups migrate online under `group.consumer.migration.policy`.
 
-Over 500 lines: the classic rebalance (join, sync, heartbeat, leave and their deadlines on `tick`) is one
-state machine over Group and its members' Pendings, and each of its entry points first routes to a consumer
-group holding the id; splitting the two would pass every request through a second coordinator.
+Over 500 lines: beside the routing, it holds the classic rebalance (join, sync, heartbeat, leave and their
+deadlines on `tick`), one state machine over a Group and its members' Pendings that Kafka's
+GroupMetadataManager also keeps with the routing. Its seam, should it grow, is a classic-group coordinator
+beside consumer_groups.py's, with this file left routing, converting and checking commits.
 """
 
 from __future__ import annotations
