@@ -21,6 +21,7 @@ from enum import Enum, IntEnum
 from ..protocol.errors import ErrorCode
 from .clock import Clock
 from .config import BrokerConfig
+from .features import hash_map_order
 
 PROTOCOL_TYPE = "streams"
 LEAVE_GROUP_MEMBER_EPOCH = -1
@@ -212,8 +213,9 @@ class HeartbeatResult:
     member_id: str = ""
     member_epoch: int = 0
     heartbeat_interval_ms: int = 0
-    status: list[tuple[int, str]] | None = None
+    status: list[tuple[int, str]] = field(default_factory=list)
     assignment: TaskAssignment | None = None
+    endpoint_information_epoch: int = 0
     # (host, port), active partitions by topic, standby partitions by topic
     partitions_by_user_endpoint: list[tuple[tuple[str, int], Tasks, Tasks]] | None = None
     topics_to_create: dict[str, TopicInfo] = field(default_factory=dict)
@@ -236,16 +238,23 @@ def streams_protocol_enabled(config: BrokerConfig) -> bool:
 # -- the topology against the cluster's topics (InternalTopicManager) -------------------------------------
 
 
+def summarize_topics(names: set[str] | dict[str, TopicInfo]) -> str:
+    """InternalTopicManager.summarizeTopics of a Java hash set or map's keys: up to three names, in its order."""
+    ordered = hash_map_order(names)
+    more = f" and {len(ordered) - 3} additional topics" if len(ordered) > 3 else ""
+    return ", ".join(ordered[:3]) + more
+
+
 def configure_topology(topology: Topology, partitions_of: Callable[[str], int | None]) -> ConfiguredTopology:
     """InternalTopicManager.configureTopics: tasks per subtopology, or the status that keeps the group not ready.
 
     `partitions_of` answers a topic's partition count, None when the topic does not exist.
     """
-    missing_sources = sorted({name for sub in topology.subtopologies for name in sub.source_topics
-                              if partitions_of(name) is None})
+    missing_sources = {name for sub in topology.subtopologies for name in sub.source_topics
+                       if partitions_of(name) is None}
     if missing_sources:
         return ConfiguredTopology(None, (StatusCode.MISSING_SOURCE_TOPICS,
-                                         f"Source topics {', '.join(missing_sources)} are missing."))
+                                         f"Source topics {summarize_topics(missing_sources)} are missing."))
     counts: dict[str, int] = {name: n for sub in topology.subtopologies for name in sub.source_topics
                               if (n := partitions_of(name)) is not None}
     repartition = {info.name: info for sub in topology.subtopologies for info in sub.repartition_source_topics}
@@ -294,7 +303,7 @@ def configure_topology(topology: Topology, partitions_of: Callable[[str], int | 
     missing = {name: info for name, info in wanted.items() if partitions_of(name) is None}
     if missing:
         return ConfiguredTopology(None, (StatusCode.MISSING_INTERNAL_TOPICS,
-                                         f"Internal topics are missing: {', '.join(sorted(missing))}"), missing)
+                                         f"Internal topics are missing: {summarize_topics(missing)}"), missing)
     wrong = sorted(name for name, info in wanted.items() if partitions_of(name) != info.partitions)
     if wrong:
         return ConfiguredTopology(None, (StatusCode.INCORRECTLY_PARTITIONED_TOPICS,
@@ -466,7 +475,7 @@ class StreamsGroupCoordinator:
             raise HeartbeatError(ErrorCode.UNKNOWN_MEMBER_ID,
                                  f"Member {member_id} is not a member of group {group_id}.")
         self.remove_member(group, member)
-        return HeartbeatResult(member_id=member_id, member_epoch=member_epoch, status=[])
+        return HeartbeatResult(member_id=member_id, member_epoch=member_epoch)
 
     def _heartbeat(self, group_id: str, member_id: str, member_epoch: int,
                    partitions_of: Callable[[str], int | None], rack_id: str | None, rebalance_timeout_ms: int,
@@ -582,7 +591,9 @@ class StreamsGroupCoordinator:
             status.append((StatusCode.SHUTDOWN_APPLICATION,
                            f"Streams group member {group.shutdown_request_member_id} encountered a fatal error and "
                            f"requested a shutdown for the entire application."))
-        result.status = [(int(code), detail) for code, detail in status] if status else None
+        # Kafka 4.3 sends the list on every heartbeat, empty too: a client keeps the last list it saw
+        result.status = [(int(code), detail) for code, detail in status]
+        result.endpoint_information_epoch = group.endpoint_information_epoch
         return result
 
     @staticmethod
