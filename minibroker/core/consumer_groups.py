@@ -135,7 +135,8 @@ class ConsumerGroupMember:
 
 @dataclass(eq=False)
 class ConsumerGroup:
-    """A consumer-protocol group: members, epochs, target assignment and committed offsets."""
+    """A consumer-protocol group: members, epochs and target assignment (its committed offsets are
+    offset_metadata.py's)."""
 
     group_id: str
     group_epoch: int = 0
@@ -145,8 +146,6 @@ class ConsumerGroup:
     target: dict[str, Assignment] = field(default_factory=dict)
     owners: dict[tuple[str, int], str] = field(default_factory=dict)  # partition -> member owning it
     subscribed_partition_counts: dict[str, int] = field(default_factory=dict)
-    offsets: dict[tuple[str, int], Any] = field(default_factory=dict)
-    pending_txn_offsets: dict[int, dict[tuple[str, int], Any]] = field(default_factory=dict)
     state_timestamp_ms: int = 0
     assignor_name: str = "uniform"
     assignment_timestamp_ms: int = 0  # when the last target was computed; 0 before the first (or none so far)
