@@ -1,14 +1,19 @@
 """KIP-848 consumer groups, as Kafka 4's GroupMetadataManager runs them.
 
+Over 500 lines: one state machine — the heartbeat, the classic-protocol members a consumer group serves during
+online migration, leaving and fencing, and the offset-commit checks all change the same members, epochs and
+owners, as in Kafka's one class; the assignors (assignors.py) and committed offsets (offset_metadata.py) are apart.
+
 The broker computes each member's target assignment with a server-side
-assignor (`group.consumer.assignors`: uniform, range) and reconciles every
+assignor (`group.consumer.assignors`: uniform, range; assignors.py) and reconciles every
 member towards it one heartbeat at a time (Kafka's CurrentAssignmentBuilder):
 a partition taken from a member is first revoked (the member keeps its epoch
 and is told its smaller assignment), and only when no member owns it any more
 is it given to its new owner. The group epoch moves when membership,
 subscriptions or the subscribed topics change; the target assignment is
-recomputed in the heartbeat that sees the new epoch, so a first member gets
-its partitions in its first heartbeat answer.
+recomputed in the heartbeat that sees the new epoch, at most once per
+`consumer.assignment.interval.ms` (Kafka 4.3; at once on earlier releases), so a
+first member gets its partitions in its first heartbeat answer.
 
 Sessions (`group.consumer.session.timeout.ms`) and revocation deadlines (the
 member's rebalance timeout) are read from the clock on `tick`.
@@ -38,6 +43,7 @@ from typing import Any
 import re2
 
 from ..protocol.errors import ErrorCode
+from .assignors import ASSIGNOR_CLASSES, ASSIGNORS, Assignment
 from .clock import Clock
 from .config import BrokerConfig, ConfigError
 
@@ -48,13 +54,7 @@ CONSUMER_GROUP_TYPE = "consumer"
 
 BROKER_ASSIGNMENT_INTERVAL = "group.consumer.assignment.interval.ms"
 
-# Kafka's assignor class names, accepted in `group.consumer.assignors` beside the short names
-_ASSIGNOR_CLASSES = {
-    "org.apache.kafka.coordinator.group.assignor.UniformAssignor": "uniform",
-    "org.apache.kafka.coordinator.group.assignor.RangeAssignor": "range",
-}
 
-Assignment = dict[str, set[int]]  # topic name -> partitions
 
 
 class ConsumerGroupState(Enum):
@@ -235,71 +235,6 @@ def _is_subset(owned: Assignment, assigned: Assignment) -> bool:
     return all(ps <= assigned.get(t, set()) for t, ps in owned.items())
 
 
-# -- assignors ---------------------------------------------------------------------------------------
-
-
-def uniform_assign(members: Mapping[str, set[str]], counts: Mapping[str, int],
-                   current: Mapping[str, Assignment]) -> dict[str, Assignment]:
-    """UniformAssignor: partitions spread evenly over the members subscribed to them, moving as few as possible."""
-    result: dict[str, set[tuple[str, int]]] = {m: set() for m in members}
-    taken: set[tuple[str, int]] = set()
-    for member_id in sorted(members):  # keep what each member has and still subscribes to
-        for topic, partitions in current.get(member_id, {}).items():
-            if topic in members[member_id]:
-                for p in partitions:
-                    if p < counts.get(topic, 0) and (topic, p) not in taken:
-                        result[member_id].add((topic, p))
-                        taken.add((topic, p))
-    eligible: dict[tuple[str, int], list[str]] = {}
-    for topic in sorted({t for subs in members.values() for t in subs}):
-        subscribers = sorted(m for m, subs in members.items() if topic in subs)
-        for p in range(counts.get(topic, 0)):
-            eligible[(topic, p)] = subscribers
-    for tp in sorted(eligible):
-        if tp not in taken:
-            owner = min(eligible[tp], key=lambda m: (len(result[m]), m))
-            result[owner].add(tp)
-    # balance: move partitions from the most to the least loaded member that may take them, the highest first, so
-    # a member keeps the first of its partitions as Kafka's uniform assignor does (a second member of a group on
-    # two partitions takes partition 1, on the reference broker)
-    moved = True
-    while moved:
-        moved = False
-        for tp in sorted(eligible, reverse=True):
-            owner = next(m for m in eligible[tp] if tp in result[m])
-            least = min(eligible[tp], key=lambda m: (len(result[m]), m))
-            if len(result[owner]) - len(result[least]) > 1:
-                result[owner].discard(tp)
-                result[least].add(tp)
-                moved = True
-    return {m: _by_topic(tps) for m, tps in result.items()}
-
-
-def range_assign(members: Mapping[str, set[str]], counts: Mapping[str, int],
-                 current: Mapping[str, Assignment]) -> dict[str, Assignment]:
-    """RangeAssignor: per topic, contiguous ranges of partitions to the subscribed members in member-id order."""
-    result: dict[str, Assignment] = {m: {} for m in members}
-    for topic in sorted({t for subs in members.values() for t in subs}):
-        subscribers = sorted(m for m, subs in members.items() if topic in subs)
-        count = counts.get(topic, 0)
-        quota, extra = divmod(count, len(subscribers))
-        start = 0
-        for index, member_id in enumerate(subscribers):
-            size = quota + (1 if index < extra else 0)
-            if size:
-                result[member_id][topic] = set(range(start, start + size))
-            start += size
-    return result
-
-
-def _by_topic(partitions: set[tuple[str, int]]) -> Assignment:
-    out: Assignment = {}
-    for topic, p in partitions:
-        out.setdefault(topic, set()).add(p)
-    return out
-
-
-ASSIGNORS = {"uniform": uniform_assign, "range": range_assign}
 
 
 def _subscribes(group: ConsumerGroup) -> bool:
@@ -329,7 +264,7 @@ def validate_configs(config: BrokerConfig) -> None:
     if config[prefix + "heartbeat.interval.ms"] >= config[prefix + "session.timeout.ms"]:
         raise ConfigError(f"{prefix}heartbeat.interval.ms must be less than {prefix}session.timeout.ms")
     for name in config[prefix + "assignors"]:
-        if _ASSIGNOR_CLASSES.get(name, name) not in ASSIGNORS:
+        if ASSIGNOR_CLASSES.get(name, name) not in ASSIGNORS:
             raise ConfigError(f"Invalid value {name} for configuration {prefix}assignors: minibroker implements "
                               "uniform and range")
 
@@ -350,7 +285,7 @@ class ConsumerGroupCoordinator:
 
     def assignors(self) -> list[str]:
         """The configured assignors by short name, the default first."""
-        names = [_ASSIGNOR_CLASSES.get(name, name) for name in self.config["group.consumer.assignors"]]
+        names = [ASSIGNOR_CLASSES.get(name, name) for name in self.config["group.consumer.assignors"]]
         return [name for name in names if name in ASSIGNORS] or ["uniform"]
 
     def session_timeout_ms(self, group_id: str) -> int:

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import pytest
 
+from minibroker.core.assignors import range_assign, uniform_assign
 from minibroker.core.clock import ManualClock
 from minibroker.core.config import BrokerConfig, ConfigError
 from minibroker.core.consumer_groups import (
     ConsumerGroupState,
     HeartbeatResult,
     MemberState,
-    range_assign,
-    uniform_assign,
 )
 from minibroker.core.group_coordinator import GroupCoordinator
 from minibroker.protocol.errors import ErrorCode
