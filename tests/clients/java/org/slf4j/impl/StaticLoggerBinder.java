@@ -64,13 +64,15 @@ public final class StaticLoggerBinder implements LoggerFactoryBinder {
             if (level < THRESHOLD) {
                 return;
             }
-            FormattingTuple ft = MessageFormatter.arrayFormat(format, args, t);
+            FormattingTuple ft = t == null ? MessageFormatter.arrayFormat(format, args)
+                    : MessageFormatter.arrayFormat(format, args, t);
             String shortName = name.substring(name.lastIndexOf('.') + 1);
             synchronized (System.err) {
                 System.err.printf("%tT.%<tL %s [%s] %s: %s%n", System.currentTimeMillis(), NAMES[level],
                         Thread.currentThread().getName(), shortName, ft.getMessage());
-                if (ft.getThrowable() != null) {
-                    ft.getThrowable().printStackTrace(System.err);
+                Throwable thrown = t != null ? t : ft.getThrowable();
+                if (thrown != null) {
+                    thrown.printStackTrace(System.err);
                 }
             }
         }
