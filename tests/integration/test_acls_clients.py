@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,7 +19,7 @@ from confluent_kafka.admin import AclBinding, AdminClient, NewTopic
 
 from minibroker.core.acls import STANDARD_AUTHORIZER
 from minibroker.testing.embedded import BrokerThread
-from tests.integration.clients import JAVA_CURRENT, JavaClients
+from tests.integration.clients import JavaClients
 
 pytestmark = pytest.mark.java
 
@@ -33,11 +32,6 @@ def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerThread]:
     with BrokerThread.secured(tmp_path_factory.mktemp("pki"), config={"authorizer.class.name": STANDARD_AUTHORIZER},
                               users=USERS) as started:
         yield started
-
-
-@pytest.fixture(scope="module")
-def java(tmp_path_factory: pytest.TempPathFactory) -> JavaClients:
-    return JavaClients(Path(tmp_path_factory.mktemp("java-classes")), version=JAVA_CURRENT)
 
 
 @pytest.fixture(scope="module")

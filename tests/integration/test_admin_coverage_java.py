@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,7 +19,7 @@ import pytest
 from minibroker.core.acls import STANDARD_AUTHORIZER
 from minibroker.testing.process import BrokerProcess, start_broker
 from tests.helpers import unique_topic
-from tests.integration.clients import JAVA_CURRENT, JavaClients
+from tests.integration.clients import JavaClients
 
 pytestmark = [pytest.mark.java, pytest.mark.timeout(900)]
 
@@ -59,11 +58,6 @@ EXPECTED: dict[str, bool | str] = {
     "alterPartitionReassignments.cancelNone": "NoReassignmentInProgressException",
     "listPartitionReassignments": True, "deleteTopics": True, "deleteTopics.again": "UnknownTopicOrPartitionException",
 }
-
-
-@pytest.fixture(scope="module")
-def java(tmp_path_factory: pytest.TempPathFactory) -> JavaClients:
-    return JavaClients(Path(tmp_path_factory.mktemp("java-classes")), version=JAVA_CURRENT)
 
 
 @pytest.fixture

@@ -47,12 +47,6 @@ KAFKA_TOPIC_CONFIGS = {
 }
 
 
-@pytest.fixture
-def wire(broker):
-    with WireClient(broker.host, broker.port) as client:
-        yield client
-
-
 def describe(wire: WireClient, resource_type: int, name: str, keys: list[str] | None = None,
              synonyms: bool = True) -> Any:
     resource = DescribeConfigsRequest.DescribeConfigsResource(resource_type=resource_type, resource_name=name,

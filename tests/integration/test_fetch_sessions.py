@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,7 +16,7 @@ from minibroker.protocol.messages import FetchRequest
 from minibroker.testing.embedded import BrokerThread, ClusterThread
 from minibroker.testing.wire import WireClient
 from tests.helpers import unique_topic
-from tests.integration.clients import JAVA_CURRENT, JavaClients
+from tests.integration.clients import JavaClients
 
 FetchTopic = FetchRequest.FetchTopic
 FetchPartition = FetchTopic.FetchPartition
@@ -159,11 +158,6 @@ def test_a_full_cache_answers_without_a_session() -> None:
 
 
 # --- the Java consumer -------------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def java(tmp_path_factory: pytest.TempPathFactory) -> JavaClients:
-    return JavaClients(Path(tmp_path_factory.mktemp("java-classes")), version=JAVA_CURRENT)
 
 
 @pytest.mark.java

@@ -12,25 +12,18 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.helpers import unique_topic
-from tests.integration.clients import JAVA_CURRENT, ClientRun, JavaClients, ok
+from tests.integration.clients import ClientRun, JavaClients, ok
 from tests.integration.groups_common import report_first_join
 
 pytestmark = pytest.mark.java
 
 #: Consumer settings that make rebalances quick to notice: a member learns of a rebalance on its next heartbeat.
 FAST = ("heartbeat.interval.ms=300",)
-
-
-@pytest.fixture(scope="module")
-def java(tmp_path_factory: pytest.TempPathFactory) -> JavaClients:
-    """The Java test programs, compiled for this module."""
-    return JavaClients(Path(tmp_path_factory.mktemp("java-classes")), version=JAVA_CURRENT)
 
 
 def admin(java: JavaClients, broker: Any, *commands: str) -> list[dict[str, Any]]:

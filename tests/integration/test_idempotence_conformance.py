@@ -44,12 +44,6 @@ class Producer:
         return response
 
 
-@pytest.fixture
-def wire(broker):
-    with WireClient(broker.host, broker.port) as client:
-        yield client
-
-
 def topic_with_window(wire: WireClient, window: int | None) -> tuple[str, object]:
     name = unique_topic(f"w{window}")
     configs = {} if window is None else {"producer.state.batches.to.retain": str(window)}

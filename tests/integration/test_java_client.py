@@ -7,13 +7,12 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.helpers import unique_topic
-from tests.integration.clients import JAVA_CURRENT, ClientRun, JavaClients, ok
+from tests.integration.clients import ClientRun, JavaClients, ok
 
 pytestmark = pytest.mark.java
 
@@ -28,12 +27,6 @@ def key(i: int) -> str:
 def value(i: int) -> str:
     """Value of record number i (as Records.value in Java)."""
     return f"value-{i}-" + "payload" * 10
-
-
-@pytest.fixture(scope="module")
-def java(tmp_path_factory: pytest.TempPathFactory) -> JavaClients:
-    """The Java test programs, compiled for this module."""
-    return JavaClients(Path(tmp_path_factory.mktemp("java-classes")), version=JAVA_CURRENT)
 
 
 def admin(java: JavaClients, broker: Any, *commands: str | list[str]) -> list[dict[str, Any]]:

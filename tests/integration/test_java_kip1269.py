@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from tests.helpers import unique_topic
-from tests.integration.clients import JAVA_CURRENT, JAVA_OLD, JavaClients, ok
+from tests.integration.clients import JAVA_OLD, JavaClients, ok
 
 pytestmark = pytest.mark.java
 
@@ -25,12 +25,6 @@ BROKER_CONFIG = "log.producer.state.batches.to.retain"
 
 #: Record i of the produce command goes to partition PATTERN[i % 10] (as Kip1269Scenario.PATTERN).
 PATTERN = (0, 0, 0, 0, 1, 1, 1, 2, 2, 3)
-
-
-@pytest.fixture(scope="module")
-def java(tmp_path_factory: pytest.TempPathFactory) -> JavaClients:
-    """The Java test programs, compiled for this module."""
-    return JavaClients(Path(tmp_path_factory.mktemp("java-classes")), version=JAVA_CURRENT)
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,6 @@ import logging
 import subprocess
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -22,7 +21,7 @@ from confluent_kafka import Consumer, Producer, TopicPartition
 from minibroker.protocol.errors import ErrorCode
 from minibroker.testing.embedded import BrokerThread
 from tests.helpers import unique_topic
-from tests.integration.clients import CLIENT_TIMEOUT, JAVA_CURRENT, ClientRun, JavaClients
+from tests.integration.clients import CLIENT_TIMEOUT, ClientRun
 
 PARTITIONS = 3
 COUNT = 3000
@@ -40,11 +39,6 @@ def broker() -> Iterator[BrokerThread]:
 def control(broker: BrokerThread) -> Iterator[Any]:
     yield broker.control
     broker.control.clear()
-
-
-@pytest.fixture(scope="module")
-def java(tmp_path_factory: pytest.TempPathFactory) -> JavaClients:
-    return JavaClients(Path(tmp_path_factory.mktemp("java-classes")), version=JAVA_CURRENT)
 
 
 def add_chaos(control: Any, topic: str) -> None:

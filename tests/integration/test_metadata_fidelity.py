@@ -11,7 +11,6 @@ operations come back as Kafka sends them with no authorizer.
 from __future__ import annotations
 
 import time
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -31,7 +30,7 @@ from minibroker.protocol.messages import (
 from minibroker.testing.process import start_broker
 from minibroker.testing.wire import WireClient
 from tests.helpers import unique_topic
-from tests.integration.clients import JAVA_CURRENT, JavaClients, ok
+from tests.integration.clients import ok
 from tests.integration.test_groups_wire import join_new, sync
 from tests.integration.test_wire_protocol import create_topic, partition_response, produce_request
 
@@ -66,12 +65,6 @@ def broker3():
     process = start_broker(extra_args=("--nodes", "3"))
     yield process
     process.stop()
-
-
-@pytest.fixture
-def wire(broker):
-    with WireClient(broker.host, broker.port) as client:
-        yield client
 
 
 def creatable(name: str, partitions: int = 1, replication: int = 1, configs: dict[str, str] | None = None,
@@ -409,11 +402,6 @@ def test_delete_topics_of_an_internal_topic_is_allowed_as_in_kraft(broker_factor
 
 
 # -- real clients ------------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def java(tmp_path_factory) -> JavaClients:
-    return JavaClients(Path(tmp_path_factory.mktemp("java-classes")), version=JAVA_CURRENT)
 
 
 def test_java_admin_lists_consumer_offsets_only_when_internal_topics_are_asked_for(java, broker_factory):

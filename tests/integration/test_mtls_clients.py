@@ -44,7 +44,7 @@ from minibroker.testing.certs import (
 )
 from minibroker.testing.embedded import BrokerThread
 from tests.helpers import unique_topic
-from tests.integration.clients import JAVA_CURRENT, JavaClients, node_dir
+from tests.integration.clients import JavaClients, node_dir
 
 COUNT = 3
 ALICE = "User:CN=alice"  # DEFAULT mapping: the whole subject, as Kafka's DefaultKafkaPrincipalBuilder gives it
@@ -163,11 +163,6 @@ class HeldClient:
                     self.process.wait(10)
         finally:
             self._stderr.close()
-
-
-@pytest.fixture(scope="module")
-def java(tmp_path_factory: pytest.TempPathFactory) -> JavaClients:
-    return JavaClients(Path(tmp_path_factory.mktemp("java-classes")), version=JAVA_CURRENT)
 
 
 def java_value(i: int) -> str:

@@ -22,12 +22,6 @@ VERSIONS = [3, 7, 8, 13]  # before and after record_errors / error_message (v8),
 CODECS = [records.COMPRESSION_GZIP, records.COMPRESSION_SNAPPY, records.COMPRESSION_LZ4, records.COMPRESSION_ZSTD]
 
 
-@pytest.fixture
-def wire(broker):
-    with WireClient(broker.host, broker.port) as client:
-        yield client
-
-
 def produce(wire: WireClient, topic: str, topic_id, batch: bytes, version: int):
     request = produce_request(topic, batch, version=version, topic_id=topic_id)
     return partition_response(wire.request(request, version))

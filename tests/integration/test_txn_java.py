@@ -11,24 +11,17 @@ TxnOffsetCommit, EndTxn v5 bumps the epoch and returns it).
 from __future__ import annotations
 
 from collections import Counter
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.helpers import unique_topic
-from tests.integration.clients import JAVA_CURRENT, ClientRun, JavaClients, ok
+from tests.integration.clients import ClientRun, JavaClients, ok
 
 pytestmark = pytest.mark.java
 
 #: The exceptions by which the Java producer reports that a newer epoch fenced it.
 FENCED = {"ProducerFencedException", "InvalidProducerEpochException"}
-
-
-@pytest.fixture(scope="module")
-def java(tmp_path_factory: pytest.TempPathFactory) -> JavaClients:
-    """The Java test programs, compiled for this module."""
-    return JavaClients(Path(tmp_path_factory.mktemp("java-classes")), version=JAVA_CURRENT)
 
 
 def scenario(java: JavaClients, broker: Any, *commands: str) -> list[dict[str, Any]]:

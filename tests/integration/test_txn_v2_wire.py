@@ -3,8 +3,6 @@ EndTxn v5 bumps the epoch, and a V1 client still works, as Kafka 4.3.1 answers t
 
 from __future__ import annotations
 
-import pytest
-
 from minibroker.protocol import records
 from minibroker.protocol.errors import ErrorCode
 from minibroker.protocol.messages import (
@@ -18,12 +16,6 @@ from minibroker.testing.wire import WireClient
 from tests.helpers import unique_topic
 from tests.integration.test_txn_wire import TxnProducer, batch_offsets, fetch_partition, latest
 from tests.integration.test_wire_protocol import create_topic
-
-
-@pytest.fixture
-def wire(broker):
-    with WireClient(broker.host, broker.port) as client:
-        yield client
 
 
 class V2Producer(TxnProducer):

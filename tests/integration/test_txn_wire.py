@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import time
 
-import pytest
-
 from minibroker.protocol import records
 from minibroker.protocol.errors import ErrorCode
 from minibroker.protocol.messages import (
@@ -23,12 +21,6 @@ from minibroker.protocol.messages import (
 from minibroker.testing.wire import WireClient
 from tests.helpers import unique_topic
 from tests.integration.test_wire_protocol import create_topic, partition_response, produce_request
-
-
-@pytest.fixture
-def wire(broker):
-    with WireClient(broker.host, broker.port) as client:
-        yield client
 
 
 class TxnProducer:

@@ -55,12 +55,6 @@ UNKNOWN, ANY, TOPIC, LITERAL, READ, ALLOW = 0, 1, 2, 3, 3, 3
 LOG_DIR = "/tmp/kafka-logs"  # Kafka's default log.dir
 
 
-@pytest.fixture
-def wire(broker):
-    with WireClient(broker.host, broker.port) as client:
-        yield client
-
-
 def still_answers(wire: WireClient) -> None:
     """The connection is still open: a Metadata request on it gets its answer."""
     assert wire.request(MetadataRequest(topics=[]), 12).brokers

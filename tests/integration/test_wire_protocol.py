@@ -22,12 +22,6 @@ from minibroker.testing.wire import WireClient
 from tests.helpers import unique_topic
 
 
-@pytest.fixture
-def wire(broker):
-    with WireClient(broker.host, broker.port) as client:
-        yield client
-
-
 def create_topic(wire: WireClient, name: str, partitions: int = 1, configs: dict[str, str] | None = None):
     topic = CreateTopicsRequest.CreatableTopic(
         name=name, num_partitions=partitions, replication_factor=1, assignments=[],
