@@ -6,7 +6,7 @@ import struct
 
 import zstandard
 
-from minibroker.protocol import records
+from minibroker.protocol import compression, records
 
 NOW = 1_700_000_000_000
 
@@ -35,7 +35,7 @@ def raw_batch(body: bytes, count: int, codec: int = records.COMPRESSION_NONE, ba
               max_timestamp: int = NOW, attributes: int = 0, producer_id: int = -1, base_sequence: int = -1,
               compress: bool = True) -> bytes:
     """A batch around `body` (compressed with `codec` unless told not to) with a valid CRC."""
-    payload = records.compress(codec, body) if compress and codec else body
+    payload = compression.compress(codec, body) if compress and codec else body
     batch = bytearray(records.HEADER_SIZE) + payload
     struct.pack_into(">qiibIhiqqqhii", batch, 0, 0, len(batch) - 12, -1, 2, 0, attributes | codec, count - 1,
                      base_timestamp, max_timestamp, producer_id, 0 if producer_id >= 0 else -1, base_sequence, count)

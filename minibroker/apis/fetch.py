@@ -14,7 +14,7 @@ a follower CLUSTER_ACTION on the cluster.
 
 v0-3 have no isolation level (READ_UNCOMMITTED), log start offset, sessions or topic ids, and read message
 formats the log no longer stores: as Kafka 3.9's maybeConvertFetchedData, the batches are down-converted, to
-magic 0 for v0-1 and magic 1 for v2-3 (records.down_convert, LazyDownConversionRecords), into new bytes rather
+magic 0 for v0-1 and magic 1 for v2-3 (legacy_records.down_convert, LazyDownConversionRecords), into new bytes rather
 than the stored ones. v0-2 have no request-wide max_bytes and no KIP-74 "at least one batch": a first batch
 larger than partition_max_bytes gives nothing but an overflow entry. Below v10 a topic whose compression.type
 is zstd, or a zstd batch to down-convert first, is UNSUPPORTED_COMPRESSION_TYPE; a consumer's v0-3 fetch of a
@@ -39,7 +39,7 @@ from ..core.fetch_sessions import (
     new_context,
 )
 from ..core.pending import Pending
-from ..protocol import records
+from ..protocol import legacy_records, records
 from ..protocol.errors import ErrorCode, KafkaError
 from ..protocol.messages import FetchRequest, FetchResponse
 from ..protocol.stored_batches import StoredBatches
@@ -295,9 +295,9 @@ def _partition_data(ctx: RequestContext, key: Any, part_req: Any, partition: Par
             if not follower and not _down_conversion_enabled(ctx, local.topic):
                 # FetchResponse.partitionResponse(UNSUPPORTED_VERSION): null records, as Kafka 3.9.1 answers
                 return _unsupported_compression(part_req, ErrorCode.UNSUPPORTED_VERSION, records=None)
-            magic = records.MAGIC_V0 if version <= MAGIC_V0_UNTIL else records.MAGIC_V1
+            magic = legacy_records.MAGIC_V0 if version <= MAGIC_V0_UNTIL else legacy_records.MAGIC_V1
             try:
-                converted = records.down_convert(read.batches, magic, part_req.fetch_offset)
+                converted = legacy_records.down_convert(read.batches, magic, part_req.fetch_offset)
             except KafkaError as exc:
                 if exc.code != ErrorCode.UNSUPPORTED_COMPRESSION_TYPE:
                     raise

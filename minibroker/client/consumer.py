@@ -17,7 +17,7 @@ from collections.abc import AsyncGenerator
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..protocol import records
+from ..protocol import compression, records
 from ..protocol.errors import ErrorCode, KafkaError
 from ..protocol.messages import FetchRequest, ListOffsetsRequest
 from .client import KafkaClient
@@ -64,7 +64,7 @@ def decode_batch_into(batch: bytes | memoryview, header: records.BatchHeader, co
     """Append the records of one data batch with `start <= offset < end` to `columns`; checks the CRC."""
     if not records.crc_is_valid(batch, header):  # as Kafka's consumer does with check.crcs=true
         raise KafkaError(ErrorCode.CORRUPT_MESSAGE, f"Record batch at offset {header.base_offset} fails its CRC")
-    body = records.decompress(header.compression, memoryview(batch)[records.HEADER_SIZE:header.size_in_bytes])
+    body = compression.decompress(header.compression, memoryview(batch)[records.HEADER_SIZE:header.size_in_bytes])
     base_offset = header.base_offset
     base_timestamp = header.base_timestamp
     log_append = header.timestamp_type == 1

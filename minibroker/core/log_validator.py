@@ -47,7 +47,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from types import ModuleType
 
-from ..protocol import records
+from ..protocol import compression, legacy_records, records
 from ..protocol.errors import DecompressionLimitError, ErrorCode, KafkaError, RecordError, RecordValidationError
 
 _speedups: ModuleType | None
@@ -191,7 +191,7 @@ def _scan_stream(batch: bytes | bytearray | memoryview, header: records.BatchHea
     payload = memoryview(batch)[records.HEADER_SIZE : header.size_in_bytes]
     buf: bytes | bytearray = b""
     pos = index = 0
-    for piece in records.iter_decompressed(header.compression, payload, bound):
+    for piece in compression.iter_decompressed(header.compression, payload, bound):
         if index == count:
             raise KafkaError(ErrorCode.INVALID_RECORD, records.RECORDS_REMAINING)
         if pos >= len(buf):
@@ -480,7 +480,7 @@ def convert_legacy_message_set(data: bytes | bytearray | memoryview, limit: int 
     converted: list[tuple[bytes | None, bytes | None]] = []
     timestamps: list[int] = []
     codec = records.COMPRESSION_NONE
-    for wrapper_offset, magic, attributes, timestamp, key, value in records.read_legacy_entries(data):
+    for wrapper_offset, magic, attributes, timestamp, key, value in legacy_records.read_legacy_entries(data):
         wrapper_codec = attributes & records.ATTR_COMPRESSION_MASK
         if wrapper_codec == records.COMPRESSION_NONE:
             converted.append((key, value))
@@ -488,16 +488,16 @@ def convert_legacy_message_set(data: bytes | bytearray | memoryview, limit: int 
             continue
         codec = wrapper_codec
         payload = value or b""
-        if magic == records.MAGIC_V0 and codec == records.COMPRESSION_LZ4:
-            payload = records.fix_legacy_lz4_checksum(payload)
+        if magic == legacy_records.MAGIC_V0 and codec == records.COMPRESSION_LZ4:
+            payload = compression.fix_lz4_header_checksum(payload)
         try:
             # an unknown codec id is UNKNOWN_SERVER_ERROR, as Kafka's CompressionType.forId failing
-            inner = b"".join(records.iter_decompressed(wrapper_codec, payload, limit))
+            inner = b"".join(compression.iter_decompressed(wrapper_codec, payload, limit))
         except DecompressionLimitError:
             raise KafkaError(ErrorCode.MESSAGE_TOO_LARGE, f"The compressed message set expands beyond {limit} "
                              "bytes") from None
-        entries = records.read_legacy_entries(inner)
-        if magic == records.MAGIC_V1 and not entries:
+        entries = legacy_records.read_legacy_entries(inner)
+        if magic == legacy_records.MAGIC_V1 and not entries:
             raise KafkaError(ErrorCode.INVALID_RECORD, "Found invalid compressed record set with no inner records")
         # AbstractLegacyRecordBatch's deep iterator: a magic 1 wrapper's offset is its last inner record's,
         # the inner ones are relative to the base that gives (used only when not negative)
@@ -510,13 +510,13 @@ def convert_legacy_message_set(data: bytes | bytearray | memoryview, limit: int 
                 raise KafkaError(ErrorCode.INVALID_RECORD, "Compressed outer record should not have an inner record "
                                  "with a compression attribute set")
             absolute = base + inner_offset if base >= 0 else inner_offset
-            if magic == records.MAGIC_V1 and absolute != expected:
+            if magic == legacy_records.MAGIC_V1 and absolute != expected:
                 # LogValidator: the inner offsets of a magic 1 wrapper run 0, 1, ...
                 raise KafkaError(ErrorCode.INVALID_RECORD, "Inner record inside the compressed record batch does "
                                  f"not have incremental offsets, expected offset is {expected}")
             converted.append((inner_key, inner_value))
             # a wrapper stamped with LogAppendTime gives its time to every inner record
-            timestamps.append(timestamp if attributes & records.LEGACY_ATTR_LOG_APPEND_TIME else inner_timestamp)
+            timestamps.append(timestamp if attributes & legacy_records.LEGACY_ATTR_LOG_APPEND_TIME else inner_timestamp)
     if not converted:
         raise KafkaError(ErrorCode.CORRUPT_MESSAGE, "Produce request carries no whole message")
     return records.build_batch(converted, timestamps=timestamps, compression=codec)
@@ -526,7 +526,7 @@ def old_produce_batch(data: bytes | bytearray | memoryview, limit: int) -> bytes
     """The batch a Produce v0-2 partition's records append as: a magic 0/1 message set converted to one magic 2
     batch (`limit` bounds its decompression), a magic 2 batch as it is. Any other magic is INVALID_RECORD, and
     ZStandard needs Produce v7 (UNSUPPORTED_COMPRESSION_TYPE)."""
-    if records.is_legacy_message_set(data):
+    if legacy_records.is_legacy_message_set(data):
         data = convert_legacy_message_set(data, limit)
     header = records.read_header(data)
     if header.magic != 2:

@@ -1,4 +1,5 @@
-"""RecordBatch v2: header view, CRC32C check, in-place patches, bounded decompression, record reading.
+"""RecordBatch v2 (Kafka's DefaultRecordBatch and DefaultRecord): header view, CRC32C check, in-place patches,
+record reading and building.
 
 Layout (big-endian, 61-byte header):
 baseOffset i64 | batchLength i32 | partitionLeaderEpoch i32 | magic i8 | crc u32 |
@@ -9,24 +10,29 @@ A record (Kafka's DefaultRecord): sizeOfBody varint | attributes i8 | timestampD
 offsetDelta varint | keyLength varint | key | valueLength varint | value | headerCount varint |
 headers (keyLength varint | key | valueLength varint | value). Varints are zigzag-encoded.
 
-Also what a Produce partition's record bytes must be (ProduceRequest.validateRecords, `produce_records_error`)
-and the message sets of magic 0 and 1 (LegacyRecord): read as Produce v0-2 sends them, written as Fetch v0-3
-down-converts to them.
+Also what a Produce partition's record bytes must be (ProduceRequest.validateRecords, `produce_records_error`),
+read over entries of any magic as ByteBufferLogInputStream reads them. The codecs a batch's attributes name
+are compression.py's (their ids are re-exported here); message sets of magic 0 and 1 are legacy_records.py's.
 """
-
 from __future__ import annotations
 
 import struct
-import zlib
-from collections.abc import Generator, Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass
 
-import cramjam
 import crc32c
-import lz4.frame
-import zstandard
 
-from .errors import DecompressionLimitError, ErrorCode, KafkaError
+from .compression import (  # the codec ids a batch's attributes carry: callers name them as records' too
+    COMPRESSION_GZIP,  # noqa: F401
+    COMPRESSION_LZ4,  # noqa: F401
+    COMPRESSION_NAMES,  # noqa: F401
+    COMPRESSION_NONE,
+    COMPRESSION_SNAPPY,  # noqa: F401
+    COMPRESSION_ZSTD,
+    compress,
+    decompress,
+)
+from .errors import ErrorCode, KafkaError
 
 HEADER_SIZE = 61
 LOG_OVERHEAD = 12  # baseOffset + batchLength
@@ -44,13 +50,6 @@ _CRC = struct.Struct(">I")
 _MAGIC = struct.Struct(">b")  # signed, as Kafka reads it
 _SIZE_OFFSET = 8  # every entry's size (a v2 batch's batchLength), after its offset
 _ATTRIBUTES_LOW_BYTE = CRC_START + 1  # a v2 batch's attributes (int16 at 21): codec and flags
-
-COMPRESSION_NONE = 0
-COMPRESSION_GZIP = 1
-COMPRESSION_SNAPPY = 2
-COMPRESSION_LZ4 = 3
-COMPRESSION_ZSTD = 4
-COMPRESSION_NAMES = {0: "none", 1: "gzip", 2: "snappy", 3: "lz4", 4: "zstd"}
 
 ATTR_COMPRESSION_MASK = 0x07
 ATTR_TIMESTAMP_TYPE = 0x08
@@ -177,11 +176,6 @@ def has_transactional_batch(data: bytes | bytearray | memoryview | None) -> bool
     return False
 
 
-def is_legacy_message_set(data: bytes | bytearray | memoryview) -> bool:
-    """Whether a record set starts with an entry of magic 0 or 1 (a message set, as Produce v0-2 may carry)."""
-    return len(data) > MAGIC_OFFSET and data[MAGIC_OFFSET] < 2
-
-
 def produce_records_error(data: bytes | bytearray | memoryview | None, zstd_allowed: bool) -> KafkaError | None:
     """What ProduceRequest.validateRecords refuses in a Produce v3+ partition's records (KafkaApis applies it
     before ReplicaManager appends, so its answer carries no offsets and wins over acks and leadership): they hold
@@ -248,159 +242,6 @@ def set_max_timestamp(batch: bytearray | memoryview, timestamp_type: int, max_ti
     _CRC.pack_into(batch, 17, compute_crc(batch))
     return True
 
-
-def decompress(codec: int, payload: bytes | memoryview) -> bytes:
-    """The uncompressed records section of a batch compressed with `codec`."""
-    if codec == COMPRESSION_NONE:
-        return bytes(payload)
-    if codec == COMPRESSION_GZIP:
-        return bytes(cramjam.gzip.decompress(bytes(payload)))
-    if codec == COMPRESSION_SNAPPY:
-        return _snappy_decompress(bytes(payload))
-    if codec == COMPRESSION_LZ4:
-        return bytes(cramjam.lz4.decompress(bytes(payload)))
-    if codec == COMPRESSION_ZSTD:
-        return bytes(cramjam.zstd.decompress(bytes(payload)))
-    raise KafkaError(ErrorCode.UNKNOWN_SERVER_ERROR, f"Unknown compression type id: {codec}")
-
-
-_XERIAL_MAGIC = b"\x82SNAPPY\x00"
-
-
-def _snappy_decompress(payload: bytes) -> bytes:
-    # Java and librdkafka clients write Xerial-framed snappy: a 16-byte header,
-    # then blocks of (int32 length, raw snappy block).
-    if payload.startswith(_XERIAL_MAGIC):
-        out = []
-        pos = 16
-        while pos < len(payload):
-            (length,) = struct.unpack_from(">i", payload, pos)
-            pos += 4
-            out.append(bytes(cramjam.snappy.decompress_raw(payload[pos : pos + length])))
-            pos += length
-        return b"".join(out)
-    return bytes(cramjam.snappy.decompress_raw(payload))
-
-
-DECOMPRESSION_CHUNK = 64 * 1024  # output per step; below glibc's mmap threshold, so steps reuse the heap
-
-
-def iter_decompressed(codec: int, payload: bytes | bytearray | memoryview, limit: int,
-                      chunk: int = DECOMPRESSION_CHUNK) -> Iterator[bytes]:
-    """The records section of a compressed batch, decompressed incrementally in pieces.
-
-    Never produces more than `limit` bytes in all: DecompressionLimitError as soon as the
-    output would pass it, so a small batch that expands enormously costs at most `limit`.
-    A codec stream that cannot be decoded raises KafkaError(UNKNOWN_SERVER_ERROR): Kafka's
-    decompressing streams fail with a KafkaException ("Failed to decompress record stream"),
-    which reaches the client as UNKNOWN_SERVER_ERROR. A stream that merely ends early just ends
-    (the record reader then reports the premature end, as Kafka's EOFException path does).
-    """
-    pieces = _decompress_pieces(codec, memoryview(payload), limit, chunk)
-    total = 0
-    try:
-        for piece in pieces:
-            total += len(piece)
-            if total > limit:
-                raise DecompressionLimitError(limit)
-            if piece:
-                yield piece
-    except DecompressionLimitError:
-        raise DecompressionLimitError(limit) from None
-    except KafkaError:
-        raise
-    except Exception as exc:  # each codec library raises its own error types on corrupt input
-        raise KafkaError(ErrorCode.UNKNOWN_SERVER_ERROR, "Failed to decompress record stream") from exc
-    finally:
-        pieces.close()
-
-
-def _decompress_pieces(codec: int, payload: memoryview, limit: int, chunk: int
-                       ) -> Generator[bytes, None, None]:
-    if codec == COMPRESSION_GZIP:
-        yield from _gzip_pieces(payload, chunk)
-    elif codec == COMPRESSION_SNAPPY:
-        yield from _snappy_pieces(payload, limit)
-    elif codec == COMPRESSION_LZ4:
-        yield from _lz4_pieces(payload, chunk)
-    elif codec == COMPRESSION_ZSTD:
-        reader = zstandard.ZstdDecompressor().stream_reader(payload, read_across_frames=True)
-        while piece := reader.read(chunk):
-            yield piece
-    else:
-        raise KafkaError(ErrorCode.UNKNOWN_SERVER_ERROR, f"Unknown compression type id: {codec}")
-
-
-_GZIP_MAGIC = b"\x1f\x8b"
-
-
-def _gzip_pieces(payload: memoryview, chunk: int) -> Iterator[bytes]:
-    # Java's GZIPInputStream reads concatenated members and ignores what follows the last one.
-    data: bytes | memoryview = payload
-    while True:
-        member = zlib.decompressobj(16 + zlib.MAX_WBITS)
-        while not member.eof:
-            piece = member.decompress(data, chunk)
-            data = member.unconsumed_tail
-            if not piece and not data:
-                return  # the input ended inside the member
-            yield piece
-        data = member.unused_data
-        if not data.startswith(_GZIP_MAGIC):
-            return
-
-
-def _snappy_pieces(payload: memoryview, limit: int) -> Iterator[bytes]:
-    # Xerial framing (Java, librdkafka): a 16-byte header, then blocks of (int32 length, raw
-    # snappy block); anything else is one raw block, as snappy-java's SnappyInputStream reads it.
-    # A raw block declares its uncompressed size first, checked here before anything is allocated.
-    if bytes(payload[:8]) != _XERIAL_MAGIC:
-        yield _snappy_block(payload, limit)
-        return
-    pos = 16
-    while pos < len(payload):
-        if len(payload) - pos < 4:
-            raise ValueError("truncated xerial block length")
-        (length,) = struct.unpack_from(">i", payload, pos)
-        pos += 4
-        if length < 0 or pos + length > len(payload):
-            raise ValueError(f"invalid xerial block length {length}")
-        block = _snappy_block(payload[pos : pos + length], limit)
-        limit -= len(block)
-        yield block
-        pos += length
-
-
-def _snappy_block(block: memoryview, limit: int) -> bytes:
-    declared = int(cramjam.snappy.decompress_raw_len(block))
-    if declared > limit:
-        raise DecompressionLimitError(limit)
-    return bytes(cramjam.snappy.decompress_raw(block))
-
-
-def _lz4_pieces(payload: memoryview, chunk: int) -> Iterator[bytes]:
-    decompressor = lz4.frame.LZ4FrameDecompressor()
-    piece = decompressor.decompress(payload, max_length=chunk)
-    while True:
-        yield piece
-        if decompressor.eof or decompressor.needs_input:
-            return  # the frame ended, or the input ended inside it
-        piece = decompressor.decompress(b"", max_length=chunk)
-
-
-def compress(codec: int, payload: bytes) -> bytes:
-    """Compress a records section with `codec` (raw snappy, lz4 frame)."""
-    if codec == COMPRESSION_NONE:
-        return payload
-    if codec == COMPRESSION_GZIP:
-        return bytes(cramjam.gzip.compress(payload))
-    if codec == COMPRESSION_SNAPPY:
-        return bytes(cramjam.snappy.compress_raw(payload))
-    if codec == COMPRESSION_LZ4:
-        return bytes(cramjam.lz4.compress(payload))
-    if codec == COMPRESSION_ZSTD:
-        return bytes(cramjam.zstd.compress(payload))
-    raise ValueError(f"unknown compression codec {codec}")
 
 
 @dataclass(slots=True)
@@ -672,226 +513,3 @@ def control_record_type(batch: bytes | bytearray | memoryview) -> int:
     """CONTROL_COMMIT or CONTROL_ABORT for a marker batch."""
     record = next(iter_records(batch))
     return int(_CONTROL_KEY.unpack_from(record.key or b"\x00\x00\xff\xff")[1])
-
-
-# -- down-conversion to message format v0 and v1, for Fetch v0-3 (Kafka 3.9's RecordsUtil.downConvert) --------
-
-MAGIC_V0, MAGIC_V1 = 0, 1
-LEGACY_ATTR_LOG_APPEND_TIME = 0x08  # a magic 1 message's timestamp type bit
-_LEGACY_LOG_ENTRY = struct.Struct(">qi")  # offset, message size
-_LEGACY_BYTES_LENGTH = struct.Struct(">i")
-_LEGACY_HEAD = struct.Struct(">bb")  # magic, attributes
-_LEGACY_TIMESTAMP = struct.Struct(">q")
-# LazyDownConversionRecordsSend: converted chunks are read this much at a time, and an overflow message that pads
-# the answer to its announced size is at most this long and at least a log entry header
-MAX_CONVERSION_READ_SIZE = 128 * 1024
-RECORD_BATCH_OVERHEAD = HEADER_SIZE
-
-
-_XXH32_PRIME = (0x9E3779B1, 0x85EBCA77, 0xC2B2AE3D, 0x27D4EB2F, 0x165667B1)
-_U32 = 0xFFFFFFFF
-
-
-def _rotl32(value: int, bits: int) -> int:
-    return ((value << bits) | (value >> (32 - bits))) & _U32
-
-
-def xxh32_short(data: bytes) -> int:
-    """XXH32 (seed 0) of fewer than 16 bytes, enough for an LZ4 frame descriptor."""
-    if len(data) >= 16:
-        raise ValueError("xxh32_short hashes fewer than 16 bytes")
-    p1, p2, p3, p4, p5 = _XXH32_PRIME
-    acc = (p5 + len(data)) & _U32
-    whole = len(data) - len(data) % 4
-    for pos in range(0, whole, 4):
-        acc = _rotl32((acc + int.from_bytes(data[pos:pos + 4], "little") * p3) & _U32, 17) * p4 & _U32
-    for byte in data[whole:]:
-        acc = _rotl32((acc + byte * p5) & _U32, 11) * p1 & _U32
-    acc = (acc ^ (acc >> 15)) * p2 & _U32
-    acc = (acc ^ (acc >> 13)) * p3 & _U32
-    return acc ^ (acc >> 16)
-
-
-def _legacy_lz4(payload: bytes, magic: int) -> bytes:
-    """An LZ4 frame as Kafka's Lz4BlockOutputStream writes it: independent 64 KB blocks, no checksums but the
-    header's, which for magic 0 hashes the frame magic too (the Kafka 0.8 framing, KAFKA-3160)."""
-    frame = lz4.frame.compress(payload, block_size=lz4.frame.BLOCKSIZE_MAX64KB, block_linked=False,
-                               content_checksum=False, block_checksum=False, store_size=False)
-    if magic != MAGIC_V0:
-        return frame
-    broken = (xxh32_short(frame[:6]) >> 8) & 0xFF  # magic (4 bytes), FLG, BD
-    return frame[:6] + bytes((broken,)) + frame[7:]
-
-
-def _legacy_bytes(value: bytes | None) -> bytes:
-    if value is None:
-        return _LEGACY_BYTES_LENGTH.pack(-1)
-    return _LEGACY_BYTES_LENGTH.pack(len(value)) + value
-
-
-def legacy_entry(offset: int, magic: int, attributes: int, timestamp: int, key: bytes | None,
-                 value: bytes | None) -> bytes:
-    """One log entry of a magic 0 or 1 message set: offset, size, then the message with its CRC32
-    (LegacyRecord.write); a magic 0 message has no timestamp."""
-    body = (_LEGACY_HEAD.pack(magic, attributes) + (_LEGACY_TIMESTAMP.pack(timestamp) if magic else b"")
-            + _legacy_bytes(key) + _legacy_bytes(value))
-    message = _CRC.pack(zlib.crc32(body)) + body
-    return _LEGACY_LOG_ENTRY.pack(offset, len(message)) + message
-
-
-def down_convert_batch(batch: bytes | bytearray | memoryview, magic: int, fetch_offset: int) -> bytes:
-    """One stored v2 batch as a magic 0 or 1 message set, as RecordsUtil.convertRecordBatch writes it.
-
-    Control batches have no legacy form and give b"". Headers are dropped; offsets are kept; magic 1 keeps
-    each record's timestamp (the batch's log append time for LOG_APPEND_TIME batches, flagged in the
-    attributes), magic 0 has none. An uncompressed batch loses the records below `fetch_offset`; a
-    compressed one becomes one wrapper message compressed with the batch's codec, holding every record
-    (relative inner offsets for magic 1, absolute for magic 0), at the offset of its last record.
-    KafkaError(UNSUPPORTED_COMPRESSION_TYPE) for a zstd batch, which message formats 0 and 1 cannot hold.
-    """
-    header = read_header(batch)
-    if header.is_control:
-        return b""
-    codec = header.compression
-    if codec == COMPRESSION_ZSTD:
-        raise KafkaError(ErrorCode.UNSUPPORTED_COMPRESSION_TYPE,
-                         "Down-conversion of zstandard-compressed batches is not supported")
-    kept = [r for r in iter_records(batch) if codec != COMPRESSION_NONE or r.offset >= fetch_offset]
-    if not kept:
-        return b""
-    log_append_time = header.timestamp_type == 1
-    flag = LEGACY_ATTR_LOG_APPEND_TIME if magic and log_append_time else 0
-
-    def stamp(record: Record) -> int:
-        return header.max_timestamp if log_append_time else record.timestamp
-
-    if codec == COMPRESSION_NONE:
-        return b"".join(legacy_entry(r.offset, magic, flag, stamp(r), r.key, r.value) for r in kept)
-    base = kept[0].offset if magic else 0
-    inner = b"".join(legacy_entry(r.offset - base, magic, flag, stamp(r), r.key, r.value) for r in kept)
-    wrapper_timestamp = max(stamp(r) for r in kept)
-    payload = _legacy_lz4(inner, magic) if codec == COMPRESSION_LZ4 else compress(codec, inner)
-    return legacy_entry(kept[-1].offset, magic, codec | flag, wrapper_timestamp, None, payload)
-
-
-def _overflow(remaining: int) -> bytes:
-    """LazyDownConversionRecordsSend.buildOverflowBatch: a log entry header at offset -1 whose length runs past
-    the answer, so that a client drops it as a partial message."""
-    size = max(LOG_OVERHEAD, min(remaining + 1, MAX_CONVERSION_READ_SIZE))
-    head = _LEGACY_LOG_ENTRY.pack(-1, max(remaining + 1, RECORD_BATCH_OVERHEAD))
-    return head + bytes(size - len(head))
-
-
-def down_convert(batches: Sequence[bytes | bytearray | memoryview], magic: int, fetch_offset: int) -> bytes:
-    """A partition's fetched batches as the magic 0 or 1 message set Kafka 3.9 sends for Fetch v0-3.
-
-    As LazyDownConversionRecords: the answer announces max(the stored size, the first batch that converts to
-    something), or one log entry header when none does, and is exactly that long. The first such batch comes
-    first; then the batches from the second one on (LazyDownConversionRecordsSend skips only one batch of
-    those it converted already, so batches after leading control batches come twice; clients skip offsets
-    they have) in chunks of up to 128 KB, a chunk converting to nothing left out. The bytes are cut at the
-    announced size (a partial last message, which clients skip) or padded with overflow entries when
-    conversion made them shorter (dropped control batches and headers) or met a zstd batch after the first.
-    KafkaError(UNSUPPORTED_COMPRESSION_TYPE) when a zstd batch comes before anything converted.
-    """
-    first = b""
-    index = 0
-    while index < len(batches) and not first:
-        first = down_convert_batch(batches[index], magic, fetch_offset)
-        index += 1
-    if not first:
-        return _overflow(LOG_OVERHEAD)[:LOG_OVERHEAD]
-    size = max(sum(len(batch) for batch in batches), len(first))
-    pieces = [first]
-    written = len(first)
-    index = 1  # the send's own iterator skips one batch for the first converted one, whatever it took
-    while index < len(batches) and written < size:
-        chunk = [batches[index]]
-        chunk_size = len(batches[index])
-        index += 1
-        while index < len(batches) and chunk_size + len(batches[index]) <= MAX_CONVERSION_READ_SIZE:
-            chunk.append(batches[index])
-            chunk_size += len(batches[index])
-            index += 1
-        try:
-            converted = b"".join(down_convert_batch(batch, magic, fetch_offset) for batch in chunk)
-        except KafkaError as exc:
-            if exc.code != ErrorCode.UNSUPPORTED_COMPRESSION_TYPE:
-                raise
-            break  # committed to the size already: the rest is overflow, the next fetch gets the error
-        pieces.append(converted)
-        written += len(converted)
-    while written < size:
-        piece = _overflow(size - written)[:size - written]
-        pieces.append(piece)
-        written += len(piece)
-    return b"".join(pieces)[:size]
-
-
-# -- message sets of magic 0 and 1 as Produce v0-2 carries them (LegacyRecord, AbstractLegacyRecordBatch) ------
-
-_LEGACY_ENTRY_HEAD = struct.Struct(">qiIbb")  # offset, message size, crc, magic, attributes
-_LEGACY_CRC_START = 16  # a message's CRC32 covers its magic onwards
-_LZ4_FRAME_MAGIC = b"\x04\x22\x4d\x18"
-
-LegacyEntry = tuple[int, int, int, int, bytes | None, bytes | None]
-
-
-def _read_legacy_bytes(data: bytes, pos: int, end: int) -> tuple[bytes | None, int]:
-    if pos + 4 > end:
-        raise KafkaError(ErrorCode.CORRUPT_MESSAGE, "Record is corrupt: field length past the message")
-    size = _LEGACY_BYTES_LENGTH.unpack_from(data, pos)[0]
-    pos += 4
-    if size < 0:
-        return None, pos
-    if pos + size > end:
-        raise KafkaError(ErrorCode.CORRUPT_MESSAGE, "Record is corrupt: field length past the message")
-    return data[pos:pos + size], pos + size
-
-
-def read_legacy_entries(data: bytes) -> list[LegacyEntry]:
-    """(offset, magic, attributes, timestamp, key, value) of each whole entry of a magic 0/1 message set; a
-    partial tail is dropped, as Kafka's ByteBufferLogInputStream stops at it. An entry of another magic is
-    INVALID_RECORD; a CRC mismatch is CORRUPT_MESSAGE (LegacyRecord.ensureValid)."""
-    entries = []
-    pos = 0
-    while len(data) - pos >= LOG_OVERHEAD:
-        size = _INT32.unpack_from(data, pos + _SIZE_OFFSET)[0]
-        if size < LEGACY_RECORD_OVERHEAD_V0:
-            raise KafkaError(ErrorCode.CORRUPT_MESSAGE, f"Record size {size} is less than the minimum record "
-                                                        f"overhead ({LEGACY_RECORD_OVERHEAD_V0})")
-        end = pos + LOG_OVERHEAD + size
-        if end > len(data):
-            break
-        offset, _, crc, magic, attributes = _LEGACY_ENTRY_HEAD.unpack_from(data, pos)
-        if magic > MAGIC_V1:
-            raise KafkaError(ErrorCode.INVALID_RECORD, f"Log record magic {magic} does not match the message set's")
-        computed = zlib.crc32(data[pos + _LEGACY_CRC_START:end])
-        if computed != crc:
-            raise KafkaError(ErrorCode.CORRUPT_MESSAGE, f"Record is corrupt (stored crc = {crc}, computed crc = "
-                                                        f"{computed})")
-        field = pos + _LEGACY_ENTRY_HEAD.size
-        timestamp = -1  # RecordBatch.NO_TIMESTAMP: magic 0 has none
-        if magic == MAGIC_V1:
-            if field + 8 > end:
-                raise KafkaError(ErrorCode.CORRUPT_MESSAGE, "Record is corrupt: no room for the timestamp")
-            timestamp = _LEGACY_TIMESTAMP.unpack_from(data, field)[0]
-            field += 8
-        key, field = _read_legacy_bytes(data, field, end)
-        value, field = _read_legacy_bytes(data, field, end)
-        entries.append((offset, magic, attributes, timestamp, key, value))
-        pos = end
-    return entries
-
-
-def fix_legacy_lz4_checksum(payload: bytes) -> bytes:
-    """A magic 0 LZ4 wrapper's frame with the right header checksum: Kafka 0.8 wrote a wrong one (KAFKA-3160: it
-    hashed the frame magic too, as `_legacy_lz4` writes it) and Kafka reads such frames ignoring it."""
-    if len(payload) < 7 or payload[:4] != _LZ4_FRAME_MAGIC:
-        return payload
-    flags = payload[4]
-    end = 6 + (8 if flags & 0x08 else 0) + (4 if flags & 0x01 else 0)  # content size, dictionary id
-    if len(payload) <= end:
-        return payload
-    checksum = (xxh32_short(payload[4:end]) >> 8) & 0xFF
-    return payload[:end] + bytes((checksum,)) + payload[end + 1:]

@@ -41,7 +41,7 @@ from minibroker.core import log_validator
 from minibroker.core.clock import ManualClock
 from minibroker.core.cluster import Cluster
 from minibroker.core.config import BrokerConfig
-from minibroker.protocol import records
+from minibroker.protocol import compression, records
 from minibroker.protocol.errors import ErrorCode, KafkaError
 from minibroker.protocol.messages import (
     CreateTopicsRequest,
@@ -442,19 +442,19 @@ def _legacy_entry(magic: int, attributes: int, key: bytes | None, value: bytes, 
     (_corrupt_crc(legacy_set(1, 0, [(b"k", b"v")])), ErrorCode.CORRUPT_MESSAGE),
     (struct.pack(">qi", 0, 4) + b"\x00" * 4, ErrorCode.CORRUPT_MESSAGE),  # shorter than any message
     # a compressed wrapper holding a compressed message
-    (_legacy_entry(1, records.COMPRESSION_GZIP, None, records.compress(
+    (_legacy_entry(1, records.COMPRESSION_GZIP, None, compression.compress(
         records.COMPRESSION_GZIP, _legacy_entry(1, records.COMPRESSION_GZIP, None, b"x"))), ErrorCode.INVALID_RECORD),
     # inner offsets of a magic 1 wrapper must run 0, 1, ...
-    (_legacy_entry(1, records.COMPRESSION_GZIP, None, records.compress(
+    (_legacy_entry(1, records.COMPRESSION_GZIP, None, compression.compress(
         records.COMPRESSION_GZIP, _legacy_entry(1, 0, None, b"x", offset=5))), ErrorCode.INVALID_RECORD),
     # a wrapper offset past its last inner offset moves the inner ones off 0, 1, ...
-    (_legacy_entry(1, records.COMPRESSION_GZIP, None, records.compress(records.COMPRESSION_GZIP, b"".join(
+    (_legacy_entry(1, records.COMPRESSION_GZIP, None, compression.compress(records.COMPRESSION_GZIP, b"".join(
         _legacy_entry(1, 0, None, b"x", offset=i) for i in range(2))), offset=100), ErrorCode.INVALID_RECORD),
     # a wrapper with nothing inside
-    (_legacy_entry(1, records.COMPRESSION_GZIP, None, records.compress(records.COMPRESSION_GZIP, b"")),
+    (_legacy_entry(1, records.COMPRESSION_GZIP, None, compression.compress(records.COMPRESSION_GZIP, b"")),
      ErrorCode.INVALID_RECORD),
     # inner magic differs from the wrapper's
-    (_legacy_entry(1, records.COMPRESSION_GZIP, None, records.compress(
+    (_legacy_entry(1, records.COMPRESSION_GZIP, None, compression.compress(
         records.COMPRESSION_GZIP, _legacy_entry(0, 0, None, b"x"))), ErrorCode.INVALID_RECORD),
 ], ids=["crc", "too-short", "nested-compression", "inner-offsets", "wrapper-offset", "empty-wrapper",
         "inner-magic"])
@@ -478,8 +478,8 @@ def xxhash32_via_lz4_check(data: bytes) -> int:
     # produce's XXH32 is checked here against python-lz4's own header checksums first
     for size in (10, 1 << 12):
         frame = lz4.frame.compress(b"y" * size, store_size=False)
-        assert (records.xxh32_short(frame[4:6]) >> 8) & 0xFF == frame[6]
-    return records.xxh32_short(data)
+        assert (compression.xxh32_short(frame[4:6]) >> 8) & 0xFF == frame[6]
+    return compression.xxh32_short(data)
 
 
 def test_a_magic_0_lz4_wrapper_with_kafka_0_8_framing_converts():
@@ -497,8 +497,8 @@ def test_a_magic_0_lz4_wrapper_with_kafka_0_8_framing_converts():
 @pytest.mark.parametrize("wrapper_offset", [0, 2])  # 0: below the last inner offset, so they count as given
 def test_a_magic_1_wrapper_offset_at_or_below_its_last_inner_one_is_accepted(wrapper_offset):
     inner = b"".join(_legacy_entry(1, 0, b"k", b"v%d" % i, offset=i) for i in range(3))
-    wrapper = _legacy_entry(1, records.COMPRESSION_SNAPPY, None, records.compress(records.COMPRESSION_SNAPPY, inner),
-                            offset=wrapper_offset)
+    wrapper = _legacy_entry(1, records.COMPRESSION_SNAPPY, None,
+                            compression.compress(records.COMPRESSION_SNAPPY, inner), offset=wrapper_offset)
     batch = log_validator.convert_legacy_message_set(wrapper)
     assert [r.value for r in records.iter_records(batch)] == [b"v0", b"v1", b"v2"]
 

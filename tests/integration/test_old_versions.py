@@ -21,7 +21,7 @@ from minibroker.apis.dispatch import Reply, handle_frame
 from minibroker.core import log_validator
 from minibroker.core.acls import AclOperation, AclPermissionType, PatternType, ResourceType
 from minibroker.core.cluster import Cluster
-from minibroker.protocol import records
+from minibroker.protocol import compression, legacy_records, records
 from minibroker.protocol.errors import ErrorCode
 from minibroker.protocol.messages import (
     CreateAclsRequest,
@@ -258,7 +258,8 @@ def _check_kafka_0_8_lz4(data: bytes) -> None:
     wrapper = data[:12 + size]
     frame = wrapper[12 + 4 + 2 + 4 + 4:]  # crc, magic, attributes, null key, value length
     assert wrapper[17] == records.COMPRESSION_LZ4 and frame[:4] == b"\x04\x22\x4d\x18"
-    assert frame[6] == (records.xxh32_short(frame[:6]) >> 8) & 0xFF != (records.xxh32_short(frame[4:6]) >> 8) & 0xFF
+    assert frame[6] == (compression.xxh32_short(frame[:6]) >> 8) & 0xFF \
+        != (compression.xxh32_short(frame[4:6]) >> 8) & 0xFF
     batch = log_validator.convert_legacy_message_set(wrapper)
     assert [(r.key, r.value) for r in records.iter_records(batch)] == [(b"k%d" % i, b"v%d" % i) for i in range(3)]
 
@@ -281,7 +282,7 @@ def test_log_append_time_becomes_the_magic_1_timestamp_and_its_attribute():
     _append(cluster, bytes(batch))
     data = _fetched(cluster, 2).records
     assert [(r[2]) for r in _legacy(data)] == [NOW + 500, NOW + 500]
-    assert data[12 + 4 + 1] & records.LEGACY_ATTR_LOG_APPEND_TIME  # the first message's attributes
+    assert data[12 + 4 + 1] & legacy_records.LEGACY_ATTR_LOG_APPEND_TIME  # the first message's attributes
 
 
 def test_control_batches_are_dropped_and_the_answer_padded_to_its_announced_size():
@@ -295,7 +296,7 @@ def test_control_batches_are_dropped_and_the_answer_padded_to_its_announced_size
     assert [r[4] for r in _legacy(data)] == [b"t1", b"t2"]  # no control record; READ_UNCOMMITTED
     # LazyDownConversionRecords sends the stored size: what conversion saved is an overflow entry at offset -1
     assert len(data) == stored
-    converted = records.down_convert_batch(cluster.topics[TOPIC].partitions[0].log.batches[0], 1, 0)
+    converted = legacy_records.down_convert_batch(cluster.topics[TOPIC].partitions[0].log.batches[0], 1, 0)
     overflow = data[len(converted):]
     assert overflow[:8] == b"\xff" * 8 and int.from_bytes(overflow[8:12], "big") > len(overflow)
     # only a marker left, or nothing at all: a lone overflow entry header (LazyDownConversionRecords)
@@ -322,14 +323,15 @@ def test_a_larger_conversion_is_cut_to_the_announced_size_leaving_a_partial_mess
     _append(cluster, records.build_batch(values[1:], timestamp=NOW))
     log = cluster.topics[TOPIC].partitions[0].log
     stored = sum(len(b) for b in log.batches)
-    whole = b"".join(records.down_convert_batch(b, 1, 0) for b in log.batches)
+    whole = b"".join(legacy_records.down_convert_batch(b, 1, 0) for b in log.batches)
     data = _fetched(cluster, 3).records
     assert len(whole) > stored and len(data) == stored and whole.startswith(data)
     got = _legacy(data)
     assert [m[1] for m in got] == list(range(len(got))) and 1 < len(got) < 50
     # a first batch converting to more than the stored size is sent whole (at least one batch, KIP-283)
     second = log.batches[1]
-    assert len(records.down_convert([second], 1, 0)) == len(records.down_convert_batch(second, 1, 0)) > len(second)
+    assert len(legacy_records.down_convert([second], 1, 0)) \
+        == len(legacy_records.down_convert_batch(second, 1, 0)) > len(second)
 
 
 @pytest.mark.parametrize("version", [2, 3])
@@ -453,7 +455,7 @@ def test_an_old_message_set_is_appended_whatever_its_byte_22(version, magic, bit
     cluster = _cluster("3.9")
     timestamp = _timestamp_with_byte_22(bit_set)
     key = (b"\x10" if bit_set else b"\x01") + b"key-long-enough-for-61-bytes" * 2
-    entries = b"".join(records.legacy_entry(i, magic, 0, timestamp, key, b"value-%d" % i) for i in range(2))
+    entries = b"".join(legacy_records.legacy_entry(i, magic, 0, timestamp, key, b"value-%d" % i) for i in range(2))
     assert len(entries) >= records.HEADER_SIZE and bool(entries[22] & records.ATTR_TRANSACTIONAL) is bit_set
     answer = call(cluster, ProduceRequest(transactional_id=None, acks=-1, timeout_ms=1000, topic_data=[
         ProduceRequest.TopicProduceData(name=TOPIC, partition_data=[

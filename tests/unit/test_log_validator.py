@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from minibroker.core.clock import ManualClock
 from minibroker.core.cluster import Cluster
 from minibroker.core.log_validator import TopicPolicy, decompression_bound, validate_batch
-from minibroker.protocol import records
+from minibroker.protocol import compression, records
 from minibroker.protocol.errors import ErrorCode, KafkaError, RecordError, RecordValidationError
 from tests.hostile_batches import NOW, raw_batch, record, varint, zstd_of_zeros
 
@@ -226,7 +226,7 @@ def test_records_expanding_beyond_the_bound_are_message_too_large_without_holdin
         body = record(0, value=bytes(bound + 1000))
     else:
         body = b"".join(record(i, value=bytes(4000)) for i in range(bound // 4000 + 10))
-    payload = gzip.compress(body) if codec == records.COMPRESSION_GZIP else records.compress(codec, body)
+    payload = gzip.compress(body) if codec == records.COMPRESSION_GZIP else compression.compress(codec, body)
     batch = raw_batch(payload, 1 if shape == "one-huge-record" else bound // 4000 + 10, codec, compress=False)
     tracemalloc.start()
     try:

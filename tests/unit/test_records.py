@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from minibroker.protocol import records
+from minibroker.protocol import compression, legacy_records, records
 from minibroker.protocol.errors import DecompressionLimitError, ErrorCode, KafkaError
 
 
@@ -27,7 +27,7 @@ def test_xerial_framed_snappy_is_decoded():
     body = b"hello world " * 100
     block = bytes(cramjam.snappy.compress_raw(body))
     framed = b"\x82SNAPPY\x00" + b"\x00\x00\x00\x01" * 2 + len(block).to_bytes(4, "big") + block
-    assert records.decompress(records.COMPRESSION_SNAPPY, framed) == body
+    assert compression.decompress(records.COMPRESSION_SNAPPY, framed) == body
 
 
 def test_patch_base_offset_keeps_crc_valid():
@@ -77,8 +77,8 @@ def test_sequence_wraps_from_int_max_to_zero(sequence, increment):
 @pytest.mark.parametrize("codec", [1, 2, 3, 4])
 def test_iter_decompressed_gives_the_records_section_in_bounded_pieces(codec):
     body = b"".join(b"record %d " % i * 50 for i in range(2000))
-    payload = records.compress(codec, body)
-    pieces = list(records.iter_decompressed(codec, payload, limit=len(body), chunk=4096))
+    payload = compression.compress(codec, body)
+    pieces = list(compression.iter_decompressed(codec, payload, limit=len(body), chunk=4096))
     assert b"".join(pieces) == body
     if codec != 2:  # raw snappy comes a block at a time, its declared size checked before decompressing
         assert max(len(piece) for piece in pieces) <= 4096
@@ -88,7 +88,7 @@ def test_iter_decompressed_gives_the_records_section_in_bounded_pieces(codec):
 def test_iter_decompressed_stops_at_the_limit(codec):
     body = bytes(1 << 20)
     with pytest.raises(DecompressionLimitError) as caught:
-        list(records.iter_decompressed(codec, records.compress(codec, body), limit=100_000, chunk=4096))
+        list(compression.iter_decompressed(codec, compression.compress(codec, body), limit=100_000, chunk=4096))
     assert caught.value.code == ErrorCode.MESSAGE_TOO_LARGE
     assert caught.value.limit == 100_000
 
@@ -97,7 +97,7 @@ def test_gzip_members_are_read_one_after_another():
     import gzip
 
     payload = gzip.compress(b"first ") + gzip.compress(b"second")
-    assert b"".join(records.iter_decompressed(1, payload, limit=100)) == b"first second"
+    assert b"".join(compression.iter_decompressed(1, payload, limit=100)) == b"first second"
 
 
 def test_xerial_snappy_blocks_are_read_one_after_another():
@@ -105,12 +105,12 @@ def test_xerial_snappy_blocks_are_read_one_after_another():
 
     blocks = [bytes(cramjam.snappy.compress_raw(part)) for part in (b"a" * 100, b"b" * 100)]
     framed = b"\x82SNAPPY\x00" + b"\x00\x00\x00\x01" * 2 + b"".join(len(b).to_bytes(4, "big") + b for b in blocks)
-    assert list(records.iter_decompressed(2, framed, limit=1000)) == [b"a" * 100, b"b" * 100]
+    assert list(compression.iter_decompressed(2, framed, limit=1000)) == [b"a" * 100, b"b" * 100]
 
 
 def test_undecodable_stream_is_unknown_server_error():
     with pytest.raises(KafkaError) as caught:
-        list(records.iter_decompressed(4, b"\x28\xb5\x2f\xfd garbage", limit=1000))
+        list(compression.iter_decompressed(4, b"\x28\xb5\x2f\xfd garbage", limit=1000))
     assert (caught.value.code, caught.value.message) == (ErrorCode.UNKNOWN_SERVER_ERROR,
                                                          "Failed to decompress record stream")
 
@@ -140,7 +140,7 @@ def test_a_legacy_message_set_is_never_transactional(magic, byte_22):
     """Byte 22 of a magic 0/1 entry is part of its key or timestamp, whatever bit 0x10 holds."""
     timestamp = byte_22 << 24
     key = bytes([byte_22]) * 60
-    entry = records.legacy_entry(0, magic, 0, timestamp, key, b"v")
+    entry = legacy_records.legacy_entry(0, magic, 0, timestamp, key, b"v")
     assert entry[22] == byte_22 and len(entry) >= records.HEADER_SIZE
     assert records.has_transactional_batch(entry + entry) is False
     # a transactional v2 batch after a legacy entry is still seen
