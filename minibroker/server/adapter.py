@@ -1,10 +1,11 @@
 """The asyncio adapter of a connection: moves bytes between the socket and `Connection`, runs timers.
 
-Every decision (framing, order, backpressure, limits) is the state machine's (connection.py);
-this module reads the socket when `reading_wanted` says so, hands each request to
-`apis.dispatch.handle_frame`, arms the timer of a pending answer, and writes what the state
-machine has to send. Connections come from the listener's acceptor (acceptor.py), already counted
-against the connection limits; a TLS handshake runs before the first request.
+Every decision is sans-IO: framing, order, backpressure and limits are the state machine's
+(connection.py); the connection-limit slot, the TLS principal and SASL are `Admission`'s (admission.py).
+This module reads the socket when `reading_wanted` says so, hands each request to `Admission` and then
+to `apis.dispatch.handle_frame`, arms the timer of a pending answer (or of a delayed authentication
+failure), and writes what the state machine has to send. Connections come from the listener's acceptor
+(acceptor.py), already counted against the connection limits; a TLS handshake runs before the first request.
 """
 
 from __future__ import annotations
@@ -22,11 +23,11 @@ from ..apis.dispatch import Answer, Deferred, NoReply, Reply, handle_frame
 from ..core.cluster import Cluster
 from ..core.cluster_model import Endpoint, Node
 from ..protocol.errors import KafkaError
+from .admission import Admission, AuthAnswer, close_reason, handshake_timeout_s, setup_failure
 from .authenticator import SaslAuthenticator
 from .connection import NEED_DATA, SEND, Closed, Connection, DropConnection, Request, RequestHook
 from .quotas import ConnectionQuotas, RequestMemory
 from .request_log import RequestLog
-from .tls import PrincipalMappingError, principal_from_certificate
 
 log = logging.getLogger("minibroker.connection")
 
@@ -75,17 +76,20 @@ class ConnectionAdapter(asyncio.BufferedProtocol):
         self.transport: asyncio.Transport | None = None
         self.peer = "?"
         self.client_host = ""
-        self._admitted_ip = admitted_ip  # counted by the quotas (when accepted) until the connection closes
         self._setup: asyncio.Task[Any] | None = None  # the transport's set-up, TLS handshake included
         self._socket_taken = False  # the transport owns the accepted socket (and closes it)
         self._read_buffer = memoryview(listener.read_buffer)
         self._reading = True
         self._timer: asyncio.TimerHandle | None = None
         self._request_log: RequestLog | None = None  # with DEBUG logging, decided once per connection
-        self.authenticator = (listener.authenticator(self._api_versions_answer)
-                              if listener.authenticator is not None else None)
-        if self.authenticator is not None:
-            self.state.limit_frames(listener.sasl_max_receive_size, "sasl.server.max.receive.size")
+        endpoint = listener.endpoint
+        self.admission = Admission(
+            self.state, self.session, self.cluster.config,
+            security_protocol=endpoint.security_protocol if endpoint is not None else None,
+            principal_mapping_rules=listener.principal_mapping_rules,
+            authenticator=(listener.authenticator(self._api_versions_answer)
+                           if listener.authenticator is not None else None),
+            sasl_max_receive_size=listener.sasl_max_receive_size, quotas=listener.quotas, admitted_ip=admitted_ip)
 
     # -- setting up an accepted socket ----------------------------------------
 
@@ -118,14 +122,14 @@ class ConnectionAdapter(asyncio.BufferedProtocol):
         if self.transport is not None:
             return  # connection_lost gives back what the connection holds
         self.listener.handshaking.discard(self)
-        self._release_quota()
+        self.admission.release()
         if not self._socket_taken:
             sock.close()  # cancelled before the loop took it
         if task.cancelled():
             return  # closed by _close (idle expiry, test control, shutdown), which logged why
         exc = task.exception()
-        if isinstance(exc, ssl.SSLError | TimeoutError):
-            reason = f"SSL handshake failed: {exc}" if isinstance(exc, ssl.SSLError) else "SSL handshake timed out"
+        reason = setup_failure(exc)
+        if reason is not None:
             log.info("closing connection from %s: %s", self.peer, reason)
         else:
             log.debug("connection from %s ended before it was set up: %r", self.peer, exc)
@@ -144,27 +148,19 @@ class ConnectionAdapter(asyncio.BufferedProtocol):
             log.debug("connection from %s opened on node %d", self.peer, self.node.node_id)
 
     def _authenticate_certificate(self, transport: asyncio.BaseTransport) -> bool:
-        """The principal of a TLS client, as Kafka's DefaultKafkaPrincipalBuilder derives it from its certificate.
-
-        The handshake is over when asyncio calls connection_made. On SASL_SSL the principal comes from SASL.
-        """
+        """Hand the peer's certificate to `Admission` (the handshake is over when asyncio calls connection_made)."""
         ssl_object = transport.get_extra_info("ssl_object")
         certificate = ssl_object.getpeercert(binary_form=True) if ssl_object is not None else None
-        try:
-            principal = principal_from_certificate(certificate, self.listener.principal_mapping_rules)
-        except PrincipalMappingError as exc:
-            log.info("closing connection from %s: %s", self.peer, exc)
-            self.state.close(str(exc))
-            transport.close()
-            return False
-        endpoint = self.listener.endpoint
-        if endpoint is None or endpoint.security_protocol == "SSL":
-            self.session.principal = principal
-        return True
+        refused = self.admission.tls_established(certificate)
+        if refused is None:
+            return True
+        log.info("closing connection from %s: %s", self.peer, refused.reason)
+        transport.close()
+        return False
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.state.close("connection lost")
-        self._release_quota()
+        self.admission.release()
         if self._request_log is not None:
             log.debug("connection from %s closed after %d requests", self.peer, self._request_log.served)
         self.listener.connections.discard(self)
@@ -238,23 +234,20 @@ class ConnectionAdapter(asyncio.BufferedProtocol):
     def _handle(self, request: Request) -> None:
         if self._request_log is not None:
             self._request_log.request(request.frame)
-        if self.authenticator is not None and self._authenticate(request):
+        admitted = self.admission.receive(memoryview(request.frame))
+        if admitted is not None:
+            self._authenticated(admitted)
             return
         hook = self.listener.hook
         try:
             adjust = hook.before_handling(request.token) if hook is not None else None
             outcome = handle_frame(memoryview(request.frame), self.cluster, self.node, self.session, adjust,
                                    frame_owned=request.owned)
-        except CloseConnection as exc:
-            self._close(str(exc))
-            return
-        except KafkaError as exc:
-            self._close(f"refused: {exc.code.name}: {exc.message}")
-            return
         except Exception as exc:
-            # one line at INFO like every close; the traceback only with --log-level DEBUG
-            log.debug("request from %s failed", self.peer, exc_info=True)
-            self._close(f"internal error: {type(exc).__name__}: {exc}")
+            if not isinstance(exc, CloseConnection | KafkaError):
+                # one line at INFO like every close; the traceback only with --log-level DEBUG
+                log.debug("request from %s failed", self.peer, exc_info=True)
+            self._close(close_reason(exc))
             return
         if isinstance(outcome, Reply):
             self._answer(request, outcome.data)
@@ -269,39 +262,24 @@ class ConnectionAdapter(asyncio.BufferedProtocol):
         assert isinstance(outcome, Reply)
         return outcome.data
 
-    def _authenticate(self, request: Request) -> bool:
-        """SASL: True when the authenticator took the frame (before authentication, and re-authentication)."""
-        authenticator = self.authenticator
-        assert authenticator is not None
-        frame = memoryview(request.frame)
-        api_key = int.from_bytes(frame[:2], "big", signed=True) if len(frame) >= 2 else -1
-        if not authenticator.wants(api_key):
-            if authenticator.session_expired():
-                self._close("the SASL session expired without re-authentication (connections.max.reauth.ms)")
-                return True
-            return False
-        step = authenticator.receive(frame)
-        if authenticator.complete and authenticator.principal is not None:
-            self.session.principal = authenticator.principal
-            self.state.limit_frames(self.cluster.config["socket.request.max.bytes"], "socket.request.max.bytes")
+    def _authenticated(self, step: AuthAnswer | Closed) -> None:
+        """Carry out what `Admission` made of a frame SASL took."""
+        if isinstance(step, Closed):
+            self._close(step.reason)
+            return
         if step.close is None:
             self._send(step.answer)
-            return True
+            return
         reason = step.close
-        delay_ms = self.cluster.config["connection.failed.authentication.delay.ms"]
-        if delay_ms <= 0:
-            self._send(step.answer)
-            self._close(reason)
-            return True
 
         def fail() -> None:
-            # Kafka's Selector.delayCloseOnAuthenticationFailure: the failure answer, then the close, come late,
-            # which slows down a client guessing passwords; nothing else is read meanwhile
             self._send(step.answer)
             self._close(reason)
 
-        asyncio.get_running_loop().call_later(delay_ms / 1000, fail)
-        return True
+        if step.delay_ms == 0:
+            fail()
+        else:  # nothing else is read meanwhile: the request stays unanswered until then
+            asyncio.get_running_loop().call_later(step.delay_ms / 1000, fail)
 
     def _answer(self, request: Request, data: Answer, later: bool = False) -> None:
         """Send an answer, or let the hook keep it (test control holds, delays or drops answers)."""
@@ -393,14 +371,3 @@ class ConnectionAdapter(asyncio.BufferedProtocol):
         self._flush()
         self.state.close(reason)
         self.transport.close()
-
-    def _release_quota(self) -> None:
-        if self.listener.quotas is not None and self._admitted_ip is not None:
-            self.listener.quotas.release(self._admitted_ip)
-            self._admitted_ip = None
-
-
-def handshake_timeout_s(max_idle_ms: int) -> float:
-    """The loop's own deadline for a TLS handshake: past `connections.max.idle.ms`, so that the idle expiry closes
-    a silent handshake first, as in Kafka, whose handshakes have no deadline of their own (a day when it is off)."""
-    return max_idle_ms / 1000 + 1 if max_idle_ms > 0 else 86_400.0
