@@ -697,25 +697,34 @@ class StreamsGroupCoordinator:
     # -- offsets and admin ----------------------------------------------------------------------------
 
     @staticmethod
-    def validate_offset_commit(group: StreamsGroup, member_id: str, member_epoch: int) -> ErrorCode:
-        """StreamsGroup.validateOffsetCommit: a member commits at its current epoch."""
-        if member_epoch < 0 and not member_id and not group.members:
+    def validate_offset_commit(group: StreamsGroup, member_id: str, member_epoch: int,
+                               transactional: bool = False) -> ErrorCode:
+        """StreamsGroup.validateOffsetCommit: a member commits at its current epoch (a transactional commit
+        at another is ILLEGAL_GENERATION)."""
+        if member_epoch < 0 and not group.members:
             return ErrorCode.NONE  # the admin client
         member = group.members.get(member_id)
         if member is None:
             return ErrorCode.UNKNOWN_MEMBER_ID
-        if member_epoch != member.member_epoch:
-            return ErrorCode.STALE_MEMBER_EPOCH
-        return ErrorCode.NONE
+        if transactional:
+            return ErrorCode.NONE if member_epoch == member.member_epoch else ErrorCode.ILLEGAL_GENERATION
+        return _validate_epoch(member_epoch, member.member_epoch)
 
     @staticmethod
     def validate_offset_fetch(group: StreamsGroup, member_id: str | None, member_epoch: int) -> ErrorCode:
-        """StreamsGroup.validateOffsetFetch: member epoch -1 is the admin; else the member's current epoch."""
-        if member_epoch < 0 or member_id is None:
+        """StreamsGroup.validateOffsetFetch: without a member id and epoch it is the admin; else the member's
+        current epoch."""
+        if member_epoch < 0 and member_id is None:
             return ErrorCode.NONE
-        member = group.members.get(member_id)
+        member = group.members.get(member_id or "")
         if member is None:
             return ErrorCode.UNKNOWN_MEMBER_ID
-        if member_epoch != member.member_epoch:
-            return ErrorCode.STALE_MEMBER_EPOCH
-        return ErrorCode.NONE
+        return _validate_epoch(member_epoch, member.member_epoch)
+
+
+def _validate_epoch(received: int, expected: int) -> ErrorCode:
+    if received > expected:
+        return ErrorCode.FENCED_MEMBER_EPOCH
+    if received < expected:
+        return ErrorCode.STALE_MEMBER_EPOCH
+    return ErrorCode.NONE
