@@ -16,7 +16,7 @@ generation -1, no members, and nothing joins.
 from __future__ import annotations
 
 from ..core.acls import AclOperation, ResourceType
-from ..core.group_coordinator import JoinResult
+from ..core.classic_coordinator import JoinResult
 from ..core.pending import Pending
 from ..protocol.errors import ErrorCode
 from ..protocol.messages import JoinGroupRequest, JoinGroupResponse

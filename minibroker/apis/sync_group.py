@@ -14,7 +14,7 @@ the assignment the broker computed for it, in the consumer protocol's embedded f
 from __future__ import annotations
 
 from ..core.acls import AclOperation, ResourceType
-from ..core.group_coordinator import SyncResult
+from ..core.classic_coordinator import SyncResult
 from ..core.pending import Pending
 from ..protocol.errors import ErrorCode
 from ..protocol.messages import SyncGroupRequest, SyncGroupResponse
