@@ -1,7 +1,7 @@
 """A classic group and its members, as Kafka's ClassicGroup and ClassicGroupMember keep them.
 
 The states are those DescribeGroups and ListGroups show; the rebalance that moves a group between them is the
-group coordinator's (group_coordinator.py).
+classic coordinator's (classic_coordinator.py).
 """
 
 from __future__ import annotations
