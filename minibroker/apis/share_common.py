@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from ..core.acls import AclOperation, ResourceType
 from ..core.cluster import Cluster, Partition
 from ..core.share_groups import ShareGroupCoordinator
+from ..core.share_partition import BATCH_NOT_FOUND
 from ..core.share_sessions import ShareSessionCache
 from ..protocol.errors import ErrorCode
 from .context import RequestContext
@@ -93,8 +94,9 @@ def acknowledge_partition(ctx: RequestContext, group_id: str, member_id: str, to
         return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, None, (-1, -1)
     leader = (partition.leader_id, partition.log.leader_epoch)
     coordinator = share_state(cluster).coordinator
-    share_partition = coordinator.share_partition(
-        group_id, topic.name, index, lambda group, name, i: start_offset(cluster, group, name, i))
+    share_partition = coordinator.initialized_share_partition(group_id, topic.name, index)
+    if share_partition is None:
+        return ErrorCode.INVALID_RECORD_STATE, BATCH_NOT_FOUND, leader
     lock_ms = coordinator.config_int(group_id, "share.record.lock.duration.ms")
     now = cluster.clock.now_ms()
     for first, last, types in batches:

@@ -9,16 +9,20 @@ GROUP_AUTHORIZATION_FAILED; READ on each topic, else that partition's TOPIC_AUTH
 share session (acknowledgements there are INVALID_REQUEST), -1 acknowledges and closes it, releasing what the
 member holds; another epoch must be the session's next (SHARE_SESSION_NOT_FOUND, INVALID_SHARE_SESSION_EPOCH).
 Acknowledgements piggy-backed on the request are applied first. Each session partition then acquires up to
-MaxRecords records under `share.record.lock.duration.ms`; the answer carries the whole stored batches holding
+MaxRecords records under `share.record.lock.duration.ms`, rounded up to the end of a stored batch unless v2 asks for
+the record-limit acquire mode; the answer carries the whole stored batches holding
 them and the acquired ranges with their delivery counts. With nothing to answer, the request waits up to
 MaxWaitMs for an append.
 """
 
 from __future__ import annotations
 
+import bisect
+from collections.abc import Callable
 from typing import Any
 
 from ..core.acls import AclOperation, ResourceType
+from ..core.cluster import Partition
 from ..core.pending import Pending
 from ..core.share_sessions import FINAL_EPOCH, INITIAL_EPOCH, ShareSession
 from ..protocol.errors import ErrorCode
@@ -30,12 +34,13 @@ from .share_common import (
     partition_of,
     share_enabled,
     share_state,
-    start_offset,
 )
 
 API_KEY = 78
 MIN_VERSION, MAX_VERSION = 1, 2
 
+ACQUIRE_MODE_FROM = 2  # ShareAcquireMode (KIP-1206)
+RECORD_LIMIT = 1  # ShareAcquireMode: at most MaxRecords; 0, batch-optimized, acquires whole batches
 DEFAULT_MAX_RECORDS = 500  # the Java share consumer's max.poll.records, for a request that names none
 
 _Topic = ShareFetchResponse.ShareFetchableTopicResponse
@@ -118,12 +123,13 @@ def handle(request: ShareFetchRequest, ctx: RequestContext) -> ShareFetchRespons
     if epoch != INITIAL_EPOCH:
         state.sessions.advance(session)
     max_records = request.max_records if request.max_records > 0 else DEFAULT_MAX_RECORDS
-    acquired = _acquire(ctx, group_id, member_id, session, max_records, lock_ms)
+    whole_batches = ctx.api_version < ACQUIRE_MODE_FROM or request.share_acquire_mode != RECORD_LIMIT
+    acquired = _acquire(ctx, group_id, member_id, session, max_records, lock_ms, whole_batches)
     if acquired or reported or request.max_wait_ms <= 0:
         return _answer(ErrorCode.NONE, _reported_topics(ctx, reported, acquired), lock_ms)
 
     def build() -> ShareFetchResponse:
-        later = _acquire(ctx, group_id, member_id, session, max_records, lock_ms)
+        later = _acquire(ctx, group_id, member_id, session, max_records, lock_ms, whole_batches)
         return _answer(ErrorCode.NONE, _reported_topics(ctx, {}, later), lock_ms)
 
     pending = Pending(build, cluster.clock.now_ms() + request.max_wait_ms)
@@ -135,8 +141,9 @@ def handle(request: ShareFetchRequest, ctx: RequestContext) -> ShareFetchRespons
 
 
 def _acquire(ctx: RequestContext, group_id: str, member_id: str, session: ShareSession, max_records: int,
-             lock_ms: int) -> dict[tuple[Any, int], dict[str, Any]]:
-    """Acquire records of the session's partitions for the member, oldest partition first, up to `max_records`."""
+             lock_ms: int, whole_batches: bool) -> dict[tuple[Any, int], dict[str, Any]]:
+    """Acquire records of the session's partitions for the member, oldest partition first, up to `max_records`
+    (to the end of the last stored batch reached when `whole_batches`)."""
     cluster = ctx.cluster
     coordinator = share_state(cluster).coordinator
     now = cluster.clock.now_ms()
@@ -147,10 +154,12 @@ def _acquire(ctx: RequestContext, group_id: str, member_id: str, session: ShareS
         partition = partition_of(cluster, name, index)
         if partition is None:
             continue
-        share_partition = coordinator.share_partition(
-            group_id, name, index, lambda group, topic, i: start_offset(cluster, group, topic, i))
+        share_partition = coordinator.initialized_share_partition(group_id, name, index)
+        if share_partition is None:
+            continue
         upper = fetch_upper_bound(cluster, group_id, partition)
-        ranges = share_partition.acquire(member_id, partition.log.log_start_offset, upper, max_records, lock_ms, now)
+        ranges = share_partition.acquire(member_id, partition.log.log_start_offset, upper, max_records, lock_ms, now,
+                                         _batch_last_offset(partition) if whole_batches else None)
         if not ranges:
             continue
         max_records -= sum(r.last_offset - r.first_offset + 1 for r in ranges)
@@ -161,6 +170,17 @@ def _acquire(ctx: RequestContext, group_id: str, member_id: str, session: ShareS
             "acquired": [_Partition.AcquiredRecords(first_offset=r.first_offset, last_offset=r.last_offset,
                                                     delivery_count=r.delivery_count) for r in ranges]}
     return out
+
+
+def _batch_last_offset(partition: Partition) -> Callable[[int], int]:
+    """The last offset of the stored batch holding an offset (the offset itself past the log's end)."""
+    last_offsets = partition.log.last_offsets
+
+    def last_of(offset: int) -> int:
+        index = bisect.bisect_left(last_offsets, offset)
+        return last_offsets[index] if index < len(last_offsets) else offset
+
+    return last_of
 
 
 def _reported_topics(ctx: RequestContext, reported: dict[tuple[Any, int], dict[str, Any]],

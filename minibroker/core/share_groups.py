@@ -201,6 +201,12 @@ class ShareGroupCoordinator:
                 max_record_locks=self.config_int(group_id, "share.partition.max.record.locks"))
         return found
 
+    def initialized_share_partition(self, group_id: str, topic: str, partition: int) -> SharePartition | None:
+        """The group's share partition of topic-partition if an assignment has initialized it: Kafka hands out
+        no records of a partition before the group coordinator initializes its share-group state."""
+        group = self.groups.get(group_id)
+        return group.partitions.get((topic, partition)) if group is not None else None
+
     def release_member(self, group_id: str, member_id: str) -> None:
         """Release every record `member_id` holds in the group (its share session closed)."""
         group = self.groups.get(group_id)

@@ -12,6 +12,7 @@ Sans-IO: offsets only. The caller supplies the log's bounds and reads the record
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import IntEnum
 
@@ -77,11 +78,15 @@ class SharePartition:
         return f"SharePartition({self.start_offset}..{self.end_offset}, {len(self.in_flight)} in flight)"
 
     def acquire(self, member_id: str, log_start_offset: int, fetch_upper_bound: int, max_records: int,
-                lock_duration_ms: int, now_ms: int) -> list[AcquiredRange]:
+                lock_duration_ms: int, now_ms: int,
+                batch_last_offset: Callable[[int], int] | None = None) -> list[AcquiredRange]:
         """Acquire up to `max_records` records below `fetch_upper_bound` for `member_id`, oldest first.
 
         Records released or timed out are offered again before new ones; new records are bounded by the record
-        locks the partition may hold. Offsets below the log start offset (deleted records) are skipped.
+        locks the partition may hold. Offsets below the log start offset (deleted records) are skipped. With
+        `batch_last_offset` (the last offset of the stored batch holding an offset: ShareAcquireMode
+        batch-optimized, Kafka's default) new records are acquired to the end of the last batch they reach, so
+        MaxRecords may be exceeded as Kafka exceeds it.
         """
         self.expire_locks(now_ms)
         if self.start_offset < log_start_offset:
@@ -94,10 +99,17 @@ class SharePartition:
             if record.state is RecordState.AVAILABLE and offset < fetch_upper_bound:
                 offsets.append(offset)
         limit = min(fetch_upper_bound, self.start_offset + self.max_record_locks)
+        first_new = self.end_offset
         while len(offsets) < max_records and self.end_offset < limit:
             self.in_flight[self.end_offset] = InFlightRecord(RecordState.AVAILABLE)
             offsets.append(self.end_offset)
             self.end_offset += 1
+        if batch_last_offset is not None and self.end_offset > first_new:
+            batch_end = min(batch_last_offset(self.end_offset - 1) + 1, fetch_upper_bound)
+            while self.end_offset < batch_end:
+                self.in_flight[self.end_offset] = InFlightRecord(RecordState.AVAILABLE)
+                offsets.append(self.end_offset)
+                self.end_offset += 1
         deadline = now_ms + lock_duration_ms
         ranges: list[AcquiredRange] = []
         for offset in sorted(offsets):

@@ -95,7 +95,8 @@ def test_members_share_the_partition_and_records_go_to_one_at_a_time():
     topic_id = cluster.topics["t"].topic_id
     assert [(tp.topic_id, tp.partitions) for tp in second.assignment.topic_partitions] == [(topic_id, [0])]
     assert (first.member_epoch, second.member_epoch) == (1, 2)
-    produce(cluster, 5)  # share.auto.offset.reset=latest: the share partition started at 0 when assigned
+    for _ in range(5):  # share.auto.offset.reset=latest: the share partition started at 0 when assigned
+        produce(cluster, 1)  # one batch each: a share fetch acquires whole batches
     assert acquired(fetch(cluster, "m1", 0, max_records=3)) == [(0, 2, 1)]
     assert acquired(fetch(cluster, "m2", 0)) == [(3, 4, 1)]
     assert acquired(fetch(cluster, "m2", 1)) == []
@@ -103,6 +104,18 @@ def test_members_share_the_partition_and_records_go_to_one_at_a_time():
     answer = fetch(cluster, "m1", 1, acks=[(0, 2, [ACCEPT, RELEASE, REJECT])])
     assert answer.responses[0].partitions[0].acknowledge_error_code == 0
     assert acquired(answer) == [(1, 1, 2)]
+
+
+def test_a_share_fetch_acquires_whole_batches_unless_v2_asks_for_the_record_limit():
+    cluster = plain_cluster()
+    heartbeat(cluster, "m1", 0)
+    heartbeat(cluster, "m2", 0)
+    produce(cluster, 5)
+    produce(cluster, 5)
+    assert acquired(fetch(cluster, "m1", 0, max_records=3)) == [(0, 4, 1)]  # MaxRecords exceeded to the batch's end
+    request = fetch_request(cluster, "m2", 0, max_records=3, version=2)
+    request.share_acquire_mode = 1  # record limit (KIP-1206)
+    assert acquired(call(cluster, request, 2)) == [(5, 7, 1)]
 
 
 def test_records_come_back_when_the_acquisition_lock_runs_out():
@@ -172,3 +185,13 @@ def test_share_groups_are_listed_described_and_deleted():
     assert [r.error_code for r in call(cluster, delete, 2).results] == [ErrorCode.NON_EMPTY_GROUP]
     assert heartbeat(cluster, "m1", -1).member_epoch == -1
     assert [r.error_code for r in call(cluster, delete, 2).results] == [0]
+
+
+def test_nothing_is_acquired_before_an_assignment_initializes_the_share_partition():
+    cluster = plain_cluster()
+    produce(cluster, 2)
+    assert acquired(fetch(cluster, "m1", 0)) == []  # as Kafka: no member was ever assigned the partition
+    answer = fetch(cluster, "m1", 1, acks=[(0, 0, [ACCEPT])])
+    assert (answer.responses[0].partitions[0].acknowledge_error_code,
+            answer.responses[0].partitions[0].acknowledge_error_message) == (
+        ErrorCode.INVALID_RECORD_STATE, "Batch record not found. The request batch offsets are not found in the cache.")

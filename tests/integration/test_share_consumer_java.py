@@ -1,9 +1,11 @@
 """The Java 4.x KafkaShareConsumer against minibroker over TCP (KIP-932, issue 26), and the same run on Kafka.
 
 tests/clients/java/v4/ShareConsume.java produces 30 records and consumes them with three share consumers of one
-group on one partition, in explicit acknowledgement mode: one record is RELEASEd at its first delivery, one
-REJECTed, the others ACCEPTed. Every record is accepted exactly once; the released one comes back with delivery
-count 2; the rejected one never comes back. Against the reference Kafka the outcome is the same.
+group on one partition. In explicit acknowledgement mode one record is RELEASEd at its first delivery, one
+REJECTed, the others ACCEPTed: every record is accepted exactly once, the released one comes back with delivery
+count 2, the rejected one never comes back. In implicit mode every record is delivered once. When a consumer hangs
+holding records (it stops polling), they come back to the others after the acquisition lock (30 s by default)
+with delivery count 2. Against the reference Kafka the outcomes are the same.
 """
 
 from __future__ import annotations
@@ -27,8 +29,8 @@ def java(tmp_path_factory: pytest.TempPathFactory) -> JavaClients:
     return JavaClients(Path(tmp_path_factory.mktemp("java-classes")), version=JAVA_CURRENT)
 
 
-def share_consume(java: JavaClients, target: Any, topic: str, group: str) -> dict[str, Any]:
-    run = java.run(target, "ShareConsume", topic, group, COUNT, timeout=300).check()
+def share_consume(java: JavaClients, target: Any, topic: str, group: str, mode: str = "explicit") -> dict[str, Any]:
+    run = java.run(target, "ShareConsume", topic, group, COUNT, mode, timeout=300).check()
     lines = run.lines()
     assert len(lines) == 1, run.describe()
     return dict(lines[0])
@@ -44,6 +46,28 @@ def assert_share_semantics(outcome: dict[str, Any]) -> None:
     assert all(counts == [1] for counts in deliveries.values()), json.dumps(deliveries)
 
 
+def assert_implicit_semantics(outcome: dict[str, Any]) -> None:
+    assert outcome["errors"] == []
+    assert outcome["accepted"] == COUNT
+    assert outcome["deliveries"] == {f"v{i}": [1] for i in range(COUNT)}
+
+
+def assert_crash_semantics(outcome: dict[str, Any]) -> None:
+    assert outcome["errors"] == []
+    assert outcome["accepted"] == COUNT and outcome["held"]
+    held = set(outcome["held"])
+    assert {v: d for v, d in outcome["deliveries"].items() if v in held} == {v: [1, 2] for v in held}
+    assert all(d == [1] for v, d in outcome["deliveries"].items() if v not in held)
+
+
+MODES = {"explicit": assert_share_semantics, "implicit": assert_implicit_semantics, "crash": assert_crash_semantics}
+
+
+@pytest.mark.parametrize("mode", ["implicit", "crash"])
+def test_share_consumers_in_implicit_mode_and_with_a_hung_consumer(java, broker, mode):
+    MODES[mode](share_consume(java, broker, unique_topic("share"), unique_topic("share-group"), mode))
+
+
 def test_three_share_consumers_share_one_partition(java, broker):
     outcome = share_consume(java, broker, unique_topic("share"), unique_topic("share-group"))
     assert_share_semantics(outcome)
@@ -51,12 +75,13 @@ def test_three_share_consumers_share_one_partition(java, broker):
 
 
 @pytest.mark.reference
-def test_three_share_consumers_share_one_partition_on_kafka(java, kafka_reference):
+@pytest.mark.parametrize("mode", sorted(MODES))
+def test_share_consumers_on_kafka(java, kafka_reference, mode):
     from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, ResourceType
 
     topic, group = unique_topic("share"), unique_topic("share-group")
     try:
-        outcome = share_consume(java, kafka_reference, topic, group)
+        outcome = share_consume(java, kafka_reference, topic, group, mode)
     finally:  # leave the shared reference Kafka as it was
         admin = AdminClient({"bootstrap.servers": kafka_reference.bootstrap_servers})
         for future in admin.delete_topics([topic]).values():
@@ -67,4 +92,4 @@ def test_three_share_consumers_share_one_partition_on_kafka(java, kafka_referenc
             ConfigEntry("share.auto.offset.reset", None, incremental_operation=AlterConfigOpType.DELETE)])
         for future in admin.incremental_alter_configs([resource]).values():
             future.exception()
-    assert_share_semantics(outcome)
+    MODES[mode](outcome)

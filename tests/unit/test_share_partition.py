@@ -109,3 +109,14 @@ def test_acknowledgements_below_the_start_offset_are_ignored() -> None:
     assert sp.acknowledge("a", 0, 4, [ACCEPT], LOCK, clock.now_ms()) == (ErrorCode.NONE, None)
     assert sp.acknowledge("a", 3, 6, [ACCEPT, ACCEPT, REJECT, ACCEPT], LOCK, clock.now_ms()) == (ErrorCode.NONE, None)
     assert sp.start_offset == 7
+
+
+def test_batch_optimized_acquisition_takes_whole_batches() -> None:
+    clock, sp = ManualClock(), SharePartition(0)
+    batches = [(0, 4), (5, 9)]  # two stored batches of five records
+
+    def batch_last_offset(offset: int) -> int:
+        return next(last for first, last in batches if first <= offset <= last)
+
+    assert sp.acquire("a", 0, 10, 3, LOCK, clock.now_ms(), batch_last_offset) == [AcquiredRange(0, 4, 1)]
+    assert sp.acquire("b", 0, 10, 1, LOCK, clock.now_ms(), batch_last_offset) == [AcquiredRange(5, 9, 1)]

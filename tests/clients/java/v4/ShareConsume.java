@@ -23,15 +23,24 @@ import org.apache.kafka.common.serialization.StringSerializer;
 /**
  * Three KafkaShareConsumers of one share group on one partition, in explicit acknowledgement mode (KIP-932).
  *
- * Args: bootstrap topic group count. Creates the topic, sets the group's share.auto.offset.reset to earliest,
- * produces `count` records v0..v{count-1}, and consumes them with three consumers: v5 is RELEASEd at its first
- * delivery (and accepted when it comes back), v7 is REJECTed, every other record ACCEPTed. Prints one JSON line:
- * how often each value was delivered, at which delivery counts, and by how many consumers.
+ * Args: bootstrap topic group count [mode]. Creates the topic, sets the group's share.auto.offset.reset to earliest,
+ * produces `count` records v0..v{count-1}, and consumes them with three consumers. Mode `explicit` (the default):
+ * v5 is RELEASEd at its first delivery (and accepted when it comes back), v7 is REJECTed, every other record
+ * ACCEPTed. Mode `implicit`: share.acknowledgement.mode=implicit, every record accepted by the next poll. Mode
+ * `crash`: consumer-0 starts alone, takes its first records and then stops polling without acknowledging them (as
+ * a consumer that hangs), the other two start then and accept everything, so the held records come back to them
+ * once their acquisition lock runs out. Prints one JSON line: how often each value was delivered, at which delivery
+ * counts, what consumer-0 held, and how many consumers got records.
  */
 public class ShareConsume {
     public static void main(String[] args) throws Exception {
         String bootstrap = args[0], topic = args[1], group = args[2];
         int count = Integer.parseInt(args[3]);
+        String mode = args.length > 4 ? args[4] : "explicit";
+        boolean explicit = !mode.equals("implicit");
+        boolean crash = mode.equals("crash");
+        List<String> held = java.util.Collections.synchronizedList(new ArrayList<>());
+        java.util.concurrent.CountDownLatch holding = new java.util.concurrent.CountDownLatch(1);
         Properties common = new Properties();
         common.put("bootstrap.servers", bootstrap);
         try (Admin admin = Admin.create(common)) {
@@ -46,7 +55,8 @@ public class ShareConsume {
         producerProps.put("value.serializer", StringSerializer.class.getName());
         try (KafkaProducer<String, String> producer = new KafkaProducer<>(producerProps)) {
             for (int i = 0; i < count; i++) {
-                producer.send(new ProducerRecord<>(topic, 0, null, "v" + i));
+                // one batch per record: Kafka acquires whole batches, so one batch of all would go to one consumer
+                producer.send(new ProducerRecord<>(topic, 0, null, "v" + i)).get();
             }
             producer.flush();
         }
@@ -63,22 +73,39 @@ public class ShareConsume {
                 props.putAll(common);
                 props.put("group.id", group);
                 props.put("client.id", name);
-                props.put("share.acknowledgement.mode", "explicit");
+                props.put("share.acknowledgement.mode", explicit ? "explicit" : "implicit");
                 props.put("max.poll.records", "4");
                 try (KafkaShareConsumer<String, String> consumer = new KafkaShareConsumer<>(
                         props, new StringDeserializer(), new StringDeserializer())) {
                     consumer.subscribe(List.of(topic));
                     while (!stop.get()) {
                         ConsumerRecords<String, String> records = consumer.poll(Duration.ofMillis(200));
+                        if (crash && name.equals("consumer-0") && !records.isEmpty()) {
+                            for (ConsumerRecord<String, String> record : records) {
+                                held.add(record.value());
+                                deliveries.computeIfAbsent(record.value(), k -> java.util.Collections
+                                    .synchronizedList(new ArrayList<>())).add(record.deliveryCount().get().intValue());
+                            }
+                            perConsumer.merge(name, records.count(), Integer::sum);
+                            holding.countDown();
+                            while (!stop.get()) {
+                                Thread.sleep(50);  // hangs: neither polls nor acknowledges again
+                            }
+                            break;
+                        }
                         for (ConsumerRecord<String, String> record : records) {
                             String value = record.value();
                             int delivery = record.deliveryCount().map(Short::intValue).orElse(-1);
                             deliveries.computeIfAbsent(value, k -> java.util.Collections.synchronizedList(
                                 new ArrayList<>())).add(delivery);
                             perConsumer.merge(name, 1, Integer::sum);
-                            if (value.equals("v5") && delivery == 1) {
+                            if (!explicit) {
+                                if (acceptedBy.putIfAbsent(value, name) != null) {
+                                    errors.add("delivered twice: " + value);
+                                }
+                            } else if (!crash && value.equals("v5") && delivery == 1) {
                                 consumer.acknowledge(record, AcknowledgeType.RELEASE);
-                            } else if (value.equals("v7")) {
+                            } else if (!crash && value.equals("v7")) {
                                 consumer.acknowledge(record, AcknowledgeType.REJECT);
                             } else {
                                 consumer.acknowledge(record, AcknowledgeType.ACCEPT);
@@ -87,7 +114,7 @@ public class ShareConsume {
                                 }
                             }
                         }
-                        if (!records.isEmpty()) {
+                        if (explicit && !records.isEmpty()) {
                             consumer.commitSync();
                         }
                     }
@@ -97,9 +124,13 @@ public class ShareConsume {
             });
             threads.add(thread);
             thread.start();
+            if (crash && c == 0 && !holding.await(60, java.util.concurrent.TimeUnit.SECONDS)) {
+                errors.add("consumer-0 got no records");
+            }
         }
+        int expected = mode.equals("explicit") ? count - 1 : count;  // explicit: all but the rejected one
         long deadline = System.currentTimeMillis() + 90_000;
-        while (acceptedBy.size() < count - 1 && System.currentTimeMillis() < deadline) {
+        while (acceptedBy.size() < expected && System.currentTimeMillis() < deadline) {
             Thread.sleep(100);
         }
         Thread.sleep(2_000);  // anything delivered again (the rejected record) would show up now
@@ -113,6 +144,7 @@ public class ShareConsume {
         deliveries.forEach((k, v) -> seen.put(k, new ArrayList<>(v)));
         out.put("deliveries", seen);
         out.put("consumers_with_records", perConsumer.size());
+        out.put("held", new ArrayList<>(held));
         out.put("errors", new ArrayList<>(errors));
         Json.line(out);
     }
