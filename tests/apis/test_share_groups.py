@@ -18,6 +18,7 @@ from minibroker.protocol import records
 from minibroker.protocol.errors import ErrorCode
 from minibroker.protocol.messages import (
     DeleteGroupsRequest,
+    DescribeGroupsRequest,
     ListGroupsRequest,
     ShareAcknowledgeRequest,
     ShareFetchRequest,
@@ -195,3 +196,11 @@ def test_nothing_is_acquired_before_an_assignment_initializes_the_share_partitio
     assert (answer.responses[0].partitions[0].acknowledge_error_code,
             answer.responses[0].partitions[0].acknowledge_error_message) == (
         ErrorCode.INVALID_RECORD_STATE, "Batch record not found. The request batch offsets are not found in the cache.")
+
+
+def test_describe_groups_sees_no_classic_group_in_a_share_group():
+    cluster = plain_cluster()
+    heartbeat(cluster, "m1", 0)
+    described = call(cluster, DescribeGroupsRequest(groups=["g"], include_authorized_operations=False), 5)
+    assert [(g.error_code, g.group_state, g.protocol_type, g.members) for g in described.groups] == [
+        (0, "Dead", "", [])]  # as Kafka 4.3.1 answers for a share group
