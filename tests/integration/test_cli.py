@@ -21,7 +21,7 @@ import minibroker as minibroker_package
 from minibroker.protocol.messages import MetadataRequest
 from minibroker.testing.process import start_broker, stop_process
 from minibroker.testing.wire import WireClient
-from tests.helpers import unique_topic
+from tests.helpers import free_port, unique_topic
 
 
 def serve(*args: str) -> subprocess.CompletedProcess[str]:
@@ -161,13 +161,6 @@ def start_serve(*args: str, env: dict[str, str] | None = None, command: list[str
         time.sleep(0.05)
     process.stop()
     raise RuntimeError(f"minibroker did not say it was ready within {timeout}s:\n{process.stderr()}")
-
-
-def free_port() -> int:
-    """A port nothing listens on (bound, then released)."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def test_version_prints_the_package_version():

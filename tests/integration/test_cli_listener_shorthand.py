@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import socket
 import subprocess
 import sys
 
@@ -12,14 +11,9 @@ import pytest
 from minibroker.protocol.messages import MetadataRequest
 from minibroker.testing.process import start_broker
 from minibroker.testing.wire import WireClient
+from tests.helpers import free_port
 
 START_TIMEOUT_S = 60.0  # the interpreter's start alone takes seconds on a loaded 2-core machine
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def advertised_brokers(host: str, port: int) -> list[tuple[int, str, int]]:

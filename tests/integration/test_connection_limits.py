@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import struct
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 
 import pytest
 
@@ -16,6 +16,7 @@ from minibroker.protocol.records import split_batches
 from minibroker.testing.embedded import BrokerThread
 from minibroker.testing.process import BrokerProcess, start_broker
 from minibroker.testing.wire import WireClient
+from tests.helpers import wait_until
 from tests.integration.test_wire_protocol import BATCH, fetch_all, partition_response, produce_request
 
 API_VERSIONS = ApiVersionsRequest(client_software_name="limits", client_software_version="1")
@@ -194,13 +195,6 @@ def test_queued_max_request_bytes_holds_back_a_frame_until_memory_is_free() -> N
 
 def reserved(broker: BrokerThread) -> int:
     return sum(connection.state.reserved_request_bytes for connection in broker.broker.connections)
-
-
-def wait_until(condition: Callable[[], bool], timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "condition not met in time"
-        time.sleep(0.01)
 
 
 def test_queued_max_request_bytes_below_the_request_size_is_refused_as_kafka_does() -> None:

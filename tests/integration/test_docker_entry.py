@@ -14,7 +14,8 @@ import pytest
 
 from minibroker import cli
 from minibroker.server.broker import Broker, advertised_host_for
-from tests.integration.test_cli import clean_env, free_port, start_serve
+from tests.helpers import free_port
+from tests.integration.test_cli import clean_env, start_serve
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -22,7 +22,7 @@ from minibroker.protocol.messages import (
     SyncGroupRequest,
 )
 from minibroker.testing.wire import WireClient
-from tests.helpers import unique_topic
+from tests.helpers import unique_topic, wait_until
 from tests.integration.test_wire_protocol import create_topic
 
 JOIN_V = 9
@@ -100,6 +100,10 @@ def fetch_offset(wire, group, topic, partition=0):
     return result.topics[0].partitions[0]
 
 
+def group_state(wire, group):
+    return wire.request(DescribeGroupsRequest(groups=[group]), 5).groups[0].group_state
+
+
 def stable_single_member(wire, group):
     joined = join_new(wire, group)
     assert joined.error_code == 0 and joined.leader == joined.member_id
@@ -145,7 +149,7 @@ def test_second_member_triggers_rebalance_and_both_join_next_generation(group_br
         second_id = join(other, group).member_id
         thread = threading.Thread(target=lambda: results.update(second=join(other, group, member_id=second_id)))
         thread.start()
-        time.sleep(0.2)
+        wait_until(lambda: group_state(wire, group) == "PreparingRebalance", 10, "the second join arrived")
         assert heartbeat(wire, group, 1, first.member_id) == ErrorCode.REBALANCE_IN_PROGRESS
         rejoined = join(wire, group, member_id=first.member_id)
         thread.join(5)
@@ -206,7 +210,7 @@ def test_session_timeout_removes_a_silent_member(wire):
     group = unique_topic("g")
     member = join_new(wire, group, session=300)
     sync(wire, group, member.generation_id, member.member_id, [(member.member_id, b"a")])
-    time.sleep(1.0)
+    wait_until(lambda: group_state(wire, group) == "Empty", 10, "the silent member's session expired")
     assert heartbeat(wire, group, member.generation_id, member.member_id) == ErrorCode.UNKNOWN_MEMBER_ID
     assert wire.request(DescribeGroupsRequest(groups=[group]), 5).groups[0].group_state == "Empty"
 

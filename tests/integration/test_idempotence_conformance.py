@@ -16,7 +16,7 @@ from minibroker.protocol.messages import (
     InitProducerIdRequest,
 )
 from minibroker.testing.wire import WireClient
-from tests.helpers import unique_topic
+from tests.helpers import unique_topic, wait_until
 from tests.integration.test_wire_protocol import create_topic, partition_response, produce_request
 
 NOW = int(time.time() * 1000)
@@ -193,13 +193,8 @@ def test_idle_producer_expires_and_is_then_unknown(broker_factory):
         stamp = int(time.time() * 1000)
         assert producer.send(0, timestamp=stamp).error_code == 0
         assert producer.send(7, timestamp=stamp).error_code == ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            time.sleep(0.2)
-            request = DescribeProducersRequest(topics=[DescribeProducersRequest.TopicRequest(
-                name=topic, partition_indexes=[0])])
-            if not wire.request(request, 0).topics[0].partitions[0].active_producers:
-                break
-        else:
-            pytest.fail("producer state did not expire")
+        request = DescribeProducersRequest(topics=[DescribeProducersRequest.TopicRequest(
+            name=topic, partition_indexes=[0])])
+        wait_until(lambda: not wire.request(request, 0).topics[0].partitions[0].active_producers, 10,
+                   "producer state expired", interval=0.2)
         assert producer.send(7, timestamp=int(time.time() * 1000)).error_code == 0  # unknown again: any sequence

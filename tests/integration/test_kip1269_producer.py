@@ -17,7 +17,7 @@ from minibroker.client.stamping import read_stamp, stamp
 from minibroker.protocol.errors import ErrorCode
 from minibroker.testing.process import start_broker
 from minibroker.testing.wire import WireClient
-from tests.helpers import unique_topic
+from tests.helpers import unique_topic, wait_until_async
 from tests.integration.test_wire_protocol import create_topic
 
 
@@ -203,8 +203,8 @@ async def test_leader_change_to_an_old_broker_drops_the_limit_to_5(mixed_cluster
     async with Producer(mixed_cluster.bootstrap_servers, max_in_flight_requests_per_connection=20, batch_size=200,
                         linger_ms=0) as producer:
         futures = [await producer.send(topic, b"%06d" % i, partition=0) for i in range(400)]
-        while producer.in_flight(topic, 0) < 20:  # the new-broker window is learnt and in use
-            await asyncio.sleep(0.01)
+        # the new-broker window is learnt and in use
+        await wait_until_async(lambda: producer.in_flight(topic, 0) >= 20, 30, "20 batches in flight")
         assert producer.partition_limit(topic, 0) == 20
         move_with_admin_apis(mixed_cluster, topic, node=1, others=[0])  # while 20 batches are in flight
         futures += [await producer.send(topic, b"%06d" % i, partition=0) for i in range(400, 800)]

@@ -9,7 +9,6 @@ that is no longer the latest as success with offset -1.
 from __future__ import annotations
 
 import asyncio
-import time
 
 import pytest
 
@@ -18,7 +17,7 @@ from minibroker.client.producer import RecordMetadata
 from minibroker.client.stamping import stamp
 from minibroker.protocol.errors import ErrorCode, KafkaError
 from minibroker.testing import BrokerThread
-from tests.helpers import unique_topic
+from tests.helpers import unique_topic, wait_until_async
 from tests.integration.test_kip1269_producer import read_back
 
 DUPLICATE_RANGE = 120  # the broker's max.in.flight.sequence.number.per.connection, and the producer's bound
@@ -32,10 +31,8 @@ def latest_append():
 
 
 async def wait_for_requests(broker: BrokerThread, topic: str, count: int) -> None:
-    deadline = time.monotonic() + 10
-    while broker.control.in_flight(topic, 0)["current"] < count:
-        assert time.monotonic() < deadline, broker.control.in_flight(topic, 0)
-        await asyncio.sleep(0.01)
+    await wait_until_async(lambda: broker.control.in_flight(topic, 0)["current"] >= count, 10,
+                           f"{count} produce requests held")
 
 
 async def five_batches_first_appended_then_failed(

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
-import time
 
 import pytest
 
@@ -14,6 +12,7 @@ from minibroker.protocol.messages import DescribeClusterRequest, FindCoordinator
 from minibroker.testing.embedded import BrokerThread
 from minibroker.testing.process import stop_process
 from minibroker.testing.wire import WireClient
+from tests.helpers import read_ready_file
 
 TWO_LISTENERS = {
     "listeners": "INTERNAL://127.0.0.1:0,EXTERNAL://127.0.0.1:0",
@@ -67,11 +66,7 @@ def test_serve_with_listeners_from_server_properties_reports_each_in_its_ready_l
     popen = subprocess.Popen([sys.executable, "-m", "minibroker", "serve", "--config", str(properties),
                               "--ready-file", str(ready_file)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        deadline = time.monotonic() + 20
-        while not ready_file.exists():
-            assert time.monotonic() < deadline and popen.poll() is None
-            time.sleep(0.02)
-        ready = json.loads(ready_file.read_text())
+        ready = read_ready_file(popen, ready_file)
         listeners = {entry["name"]: entry for entry in ready["nodes"][0]["listeners"]}
         assert set(listeners) == {"INTERNAL", "EXTERNAL"}
         external = listeners["EXTERNAL"]

@@ -43,7 +43,7 @@ from minibroker.testing.certs import (
     make_client_certificate,
 )
 from minibroker.testing.embedded import BrokerThread
-from tests.helpers import unique_topic
+from tests.helpers import unique_topic, wait_until
 from tests.integration.clients import JavaClients, node_dir
 
 COUNT = 3
@@ -288,11 +288,8 @@ def test_the_authorizer_decides_with_the_certificate_principal(pki: Pki) -> None
             assert [e.code() if e else None for e in refusals] == [KafkaError.TOPIC_AUTHORIZATION_FAILED], refusals
             # librdkafka moves from its bootstrap connection to the node's and drops idle ones, so mallory's may
             # be between two: the principals of the open connections as soon as hers is among them
-            deadline = time.monotonic() + 10
-            principals = ssl_principals(broker)
-            while MALLORY not in principals and time.monotonic() < deadline:
-                time.sleep(0.01)
-                principals = ssl_principals(broker)
+            principals = wait_until(lambda: p if MALLORY in (p := ssl_principals(broker)) else None, 10,
+                                    "mallory's connection open", interval=0.01)
             assert principals == {ALICE, MALLORY}
         finally:
             # closed while the broker runs: a producer left to the garbage collector reconnects in vain

@@ -3,12 +3,10 @@
 
 from __future__ import annotations
 
-import json
 import re
 import shlex
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +16,7 @@ from confluent_kafka import KafkaError, Producer
 from kafka import KafkaProducer
 
 from minibroker.testing.process import stop_process
+from tests.helpers import read_ready_file
 from tests.integration.clients import require_binary, run_client
 
 README = Path(__file__).resolve().parents[2] / "README.md"
@@ -43,13 +42,12 @@ def start_readme_broker(tmp_path: Path, properties: str) -> tuple[subprocess.Pop
         popen = subprocess.Popen([sys.executable, "-m", "minibroker", "serve", "--config",
                                   str(tmp_path / "server.properties"), *argv[4:], "--ready-file", str(ready_file)],
                                  stdout=subprocess.DEVNULL, stderr=log)
-    deadline = time.monotonic() + 20
-    while not ready_file.exists():
-        if time.monotonic() > deadline or popen.poll() is not None:
-            stop_process(popen)
-            raise AssertionError("the README's broker did not start")
-        time.sleep(0.02)
-    listeners = {e["name"]: e for e in json.loads(ready_file.read_text())["nodes"][0]["listeners"]}
+    try:
+        ready = read_ready_file(popen, ready_file)
+    except AssertionError as error:
+        stop_process(popen)
+        raise AssertionError("the README's broker did not start") from error
+    listeners = {e["name"]: e for e in ready["nodes"][0]["listeners"]}
     return popen, listeners
 
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import json
 import re
-import time
 
 import minibroker
 from minibroker.protocol.errors import ErrorCode
 from minibroker.protocol.messages import ApiVersionsRequest, MetadataRequest
 from minibroker.testing.wire import WireClient
+from tests.helpers import wait_until
 from tests.integration.test_cli import ServeProcess, start_serve
 from tests.integration.test_wire_protocol import BATCH, create_topic, produce_request
 
@@ -24,13 +24,8 @@ REQUEST_LINE = re.compile(  # error_code=none: the request gets no response (ack
 
 def wait_for(process: ServeProcess, text: str, timeout: float = 10.0) -> str:
     """The broker's stderr once it holds `text` (the broker logs from its own loop)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        log = process.stderr()
-        if text in log:
-            return log
-        time.sleep(0.05)
-    raise AssertionError(f"{text!r} never appeared in:\n{process.stderr()}")
+    return wait_until(lambda: log if text in (log := process.stderr()) else "", timeout,
+                      lambda: f"{text!r} never appeared in:\n{process.stderr()}", interval=0.05)
 
 
 def test_debug_logs_every_request_and_connection():

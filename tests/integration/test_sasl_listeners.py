@@ -27,6 +27,7 @@ from minibroker.protocol.messages import (
 from minibroker.testing.certs import make_broker_certificate, make_ca
 from minibroker.testing.embedded import BrokerThread
 from minibroker.testing.wire import WireClient
+from tests.helpers import read_ready_file
 from tests.integration.clients import JAVA_CURRENT, JavaClients
 
 PLAIN_JAAS = ('org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" '
@@ -248,10 +249,8 @@ def test_scram_credentials_created_through_the_admin_api_log_in_and_deleted_ones
 
 
 def test_serve_with_a_sasl_listener_and_scram_users_from_the_command_line(tmp_path: Path) -> None:
-    import json
     import subprocess
     import sys
-    import time
 
     from minibroker.testing.process import stop_process
 
@@ -264,11 +263,7 @@ def test_serve_with_a_sasl_listener_and_scram_users_from_the_command_line(tmp_pa
                               "--add-scram", "SCRAM-SHA-512=[name=alice,password=alice-secret]",
                               "--ready-file", str(ready_file)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        deadline = time.monotonic() + 20
-        while not ready_file.exists():
-            assert time.monotonic() < deadline and popen.poll() is None
-            time.sleep(0.02)
-        bootstrap = json.loads(ready_file.read_text())["bootstrap_servers"]
+        bootstrap = read_ready_file(popen, ready_file)["bootstrap_servers"]
         settings = {"bootstrap.servers": bootstrap, "security.protocol": "SASL_PLAINTEXT",
                     "sasl.mechanism": "SCRAM-SHA-512", "sasl.username": "alice", "sasl.password": "alice-secret"}
         producer = Producer({**settings, "message.timeout.ms": 20000})

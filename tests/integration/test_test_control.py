@@ -15,7 +15,7 @@ from minibroker.server.broker import Broker
 from minibroker.testing.control import Control, ControlClient, ControlError
 from minibroker.testing.process import start_broker
 from minibroker.testing.wire import WireClient
-from tests.helpers import unique_topic
+from tests.helpers import unique_topic, wait_until
 from tests.integration.test_cli import start_serve
 from tests.integration.test_wire_protocol import create_topic, fetch_all, produce_request
 
@@ -66,9 +66,7 @@ def test_hold_keeps_produce_answers_and_counts_them_until_release(controlled, co
     with WireClient(controlled.host, leader_port(controlled, topic), timeout=0.5) as wire:
         for _ in range(3):
             wire.send_raw(wire.encode_request(produce_request(topic, batch()), 9))
-        deadline = time.monotonic() + 5
-        while control.in_flight(topic, 0)["current"] < 3 and time.monotonic() < deadline:
-            time.sleep(0.02)
+        wait_until(lambda: control.in_flight(topic, 0)["current"] >= 3, 5, "three held produce requests")
         assert control.in_flight(topic, 0) == {"current": 3, "max": 3}
         with pytest.raises(socket.timeout):
             wire.read_frame()  # held: nothing comes back

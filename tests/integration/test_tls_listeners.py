@@ -6,8 +6,6 @@ import logging
 import select
 import socket
 import ssl
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +18,7 @@ from minibroker.protocol.messages import ApiVersionsRequest
 from minibroker.testing.certs import make_broker_certificate, make_ca, make_client_certificate
 from minibroker.testing.embedded import BrokerThread
 from minibroker.testing.wire import WireClient
+from tests.helpers import read_ready_file, wait_until
 
 
 @pytest.fixture(scope="module")
@@ -144,10 +143,8 @@ def test_producer_without_tls_to_the_ssl_port_fails_cleanly(pki: Any) -> None:
 
 
 def test_serve_generates_a_throwaway_ca_and_hands_its_path_to_clients(tmp_path: Path) -> None:
-    import json
     import subprocess
     import sys
-    import time
 
     from minibroker.testing.process import stop_process
 
@@ -156,11 +153,7 @@ def test_serve_generates_a_throwaway_ca_and_hands_its_path_to_clients(tmp_path: 
                               "listeners=SSL://127.0.0.1:0", "--generate-certificates", str(tmp_path / "pki"),
                               "--ready-file", str(ready_file)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        deadline = time.monotonic() + 20
-        while not ready_file.exists():
-            assert time.monotonic() < deadline and popen.poll() is None
-            time.sleep(0.02)
-        ready = json.loads(ready_file.read_text())
+        ready = read_ready_file(popen, ready_file)
         assert ready["ca_path"] == str(tmp_path / "pki" / "ca.pem")
         port = ready["nodes"][0]["port"]
         assert round_trip(f"localhost:{port}", "generated", {"ssl.ca.location": ready["ca_path"]})
@@ -198,13 +191,6 @@ def closed_by_peer(sock: socket.socket) -> bool:
         return sock.recv(1) == b""
     except OSError:
         return True
-
-
-def wait_until(condition: Callable[[], bool], timeout: float, message: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, message
-        time.sleep(0.05)
 
 
 def test_silent_connections_to_an_ssl_listener_are_counted_when_accepted(pki: Any,

@@ -36,7 +36,9 @@ from kafka import TopicPartition as KpTopicPartition
 from kafka.errors import KafkaError as KpKafkaError
 from kafka.structs import OffsetAndMetadata as KpOffsetAndMetadata
 
-from tests.helpers import unique_topic
+from minibroker.protocol.messages import DescribeTransactionsRequest
+from minibroker.testing.wire import WireClient
+from tests.helpers import unique_topic, wait_until
 
 #: Upper bound on any single wait.
 WAIT = 30.0
@@ -134,6 +136,13 @@ class CopyState:
 # -- confluent-kafka --------------------------------------------------------------------------------------------
 
 CF_FENCED = {KafkaError._FENCED, KafkaError.PRODUCER_FENCED, KafkaError.INVALID_PRODUCER_EPOCH}
+
+
+def transaction_state(broker: Any, txn_id: str) -> str:
+    """The coordinator's state of a transactional id (DescribeTransactions)."""
+    with WireClient(broker.host, broker.port) as wire:
+        answer = wire.request(DescribeTransactionsRequest(transactional_ids=[txn_id]), 0)
+    return str(answer.transaction_states[0].transaction_state)
 
 
 def cf_producer(broker: Any, txn_id: str, **config: Any) -> Producer:
@@ -256,13 +265,14 @@ def test_confluent_transaction_timeout(broker_factory: Any) -> None:
     broker = broker_factory("transaction.abort.timed.out.transaction.cleanup.interval.ms=200")
     topic = unique_topic("cft-timeout")
     create_topics(broker, topic)
-    producer = cf_producer(broker, unique_topic("cft-timeout-txn"), **{"transaction.timeout.ms": 1000,
-                                                                       "message.timeout.ms": 1000})
+    txn_id = unique_topic("cft-timeout-txn")
+    producer = cf_producer(broker, txn_id, **{"transaction.timeout.ms": 1000, "message.timeout.ms": 1000})
     producer.begin_transaction()
     for i in range(4):
         producer.produce(topic, value=f"late-{i}".encode(), partition=i % PARTITIONS)
     assert producer.flush(WAIT) == 0
-    time.sleep(2.5)
+    wait_until(lambda: transaction_state(broker, txn_id) != "Ongoing", WAIT,
+               "the coordinator aborted the timed-out transaction", interval=0.1)
     with pytest.raises(KafkaException) as caught:
         producer.commit_transaction(WAIT)
     assert caught.value.args[0].code() in CF_FENCED, caught.value
@@ -415,6 +425,7 @@ async def test_aiokafka_read_committed_consumer(broker: Any) -> None:
         while len(got) < 2 and time.monotonic() < deadline:
             for messages in (await consumer.getmany(timeout_ms=200)).values():
                 got += [m.value for m in messages]
+        # the wait is the behaviour: nothing past the last stable offset arrives in this time (no condition to poll)
         await asyncio.sleep(0.5)
         for messages in (await consumer.getmany(timeout_ms=300)).values():
             got += [m.value for m in messages]

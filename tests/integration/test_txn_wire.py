@@ -19,7 +19,7 @@ from minibroker.protocol.messages import (
     TxnOffsetCommitRequest,
 )
 from minibroker.testing.wire import WireClient
-from tests.helpers import unique_topic
+from tests.helpers import unique_topic, wait_until
 from tests.integration.test_wire_protocol import create_topic, partition_response, produce_request
 
 
@@ -259,11 +259,8 @@ def test_transaction_timeout_aborts_and_fences(broker_factory):
         producer.init()
         producer.add()
         producer.send(3)
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            time.sleep(0.1)
-            if fetch_partition(wire, topic, isolation=1).last_stable_offset == 4:
-                break
+        wait_until(lambda: fetch_partition(wire, topic, isolation=1).last_stable_offset == 4, 10,
+                   "the timed-out transaction aborted", interval=0.1)
         part = fetch_partition(wire, topic, isolation=1)
         assert part.last_stable_offset == 4  # three records and the ABORT marker
         assert [t.first_offset for t in part.aborted_transactions] == [0]

@@ -19,7 +19,7 @@ from minibroker.protocol.messages import (
     ProduceResponse,
 )
 from minibroker.testing.wire import WireClient
-from tests.helpers import unique_topic
+from tests.helpers import unique_topic, wait_until
 
 
 def create_topic(wire: WireClient, name: str, partitions: int = 1, configs: dict[str, str] | None = None):
@@ -346,11 +346,8 @@ def test_retention_ms_drops_old_batches_on_the_check_tick(broker_factory):
         request = ListOffsetsRequest(replica_id=-1, isolation_level=0, topics=[ListOffsetsRequest.ListOffsetsTopic(
             name=topic, partitions=[ListOffsetsRequest.ListOffsetsTopic.ListOffsetsPartition(
                 partition_index=0, timestamp=-2)])])
-        deadline = time.monotonic() + 10
-        earliest = 0
-        while time.monotonic() < deadline and earliest == 0:
-            time.sleep(0.1)
-            earliest = wire.request(request, 7).topics[0].partitions[0].offset
+        earliest = wait_until(lambda: wire.request(request, 7).topics[0].partitions[0].offset, 10,
+                              "retention deleted the old batch", interval=0.1)
         assert earliest == 1
         assert records.read_header(fetch_all(wire, topic, offset=1)).base_offset == 1
 

@@ -22,7 +22,6 @@ import ctypes
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -33,6 +32,7 @@ from pathlib import Path
 
 from minibroker.protocol.messages import ApiVersionsRequest
 from minibroker.testing.wire import WireClient
+from tests.helpers import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 CACHE = ROOT / ".cache" / "kafka"
@@ -103,13 +103,6 @@ def jar_dir(version: str = DEFAULT_VERSION) -> Path:
     if not (directory / ".installed").is_file() or not (directory / f"kafka_2.13-{version}.jar").is_file():
         raise ReferenceUnavailable(f"Apache Kafka {version}'s jars in {directory}")
     return directory
-
-
-def free_port() -> int:
-    """A port nothing listens on right now (another process may still take it before Kafka binds it)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _die_with_parent() -> None:
