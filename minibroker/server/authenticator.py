@@ -10,6 +10,8 @@ mechanism) it only closes, the message going to the log. Once
 complete, the principal is `User:<authorization id>`; with `connections.max.reauth.ms` (or an
 OAUTHBEARER token's expiry) the session has a lifetime (KIP-368): the client re-authenticates
 with a new SaslHandshake, or its next request after the expiry closes the connection.
+
+The exchange changes state only through `TRANSITIONS` (h11's model); a step outside it is an `IllegalTransition`.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from enum import Enum
 from ..apis.context import CloseConnection
 from ..apis.dispatch import Answer, RequestHeader, encode_response, parse_header
 from ..core.credentials import CredentialStore
+from ..core.transitions import EventTable
 from ..protocol.errors import ErrorCode
 from ..protocol.messages import (
     MalformedRequest,
@@ -62,6 +65,28 @@ class SaslState(Enum):
     FAILED = "FAILED"
 
 
+class SaslEvent(Enum):
+    API_VERSIONS = "API_VERSIONS"  # ApiVersions before the handshake, answered
+    HANDSHAKE = "HANDSHAKE"  # SaslHandshake for an enabled mechanism
+    BAD_REAUTH_MECHANISM = "BAD_REAUTH_MECHANISM"  # a re-authentication's handshake for another mechanism
+    SUCCEEDED = "SUCCEEDED"  # the mechanism's exchange is complete
+    REAUTHENTICATE = "REAUTHENTICATE"  # a SaslHandshake after completion (KIP-368)
+    FAIL = "FAIL"  # anything refused: the connection closes
+
+
+_S, _E = SaslState, SaslEvent
+TRANSITIONS: EventTable[SaslState, SaslEvent] = EventTable("SASL exchange", {
+    _S.HANDSHAKE_OR_VERSIONS_REQUEST: {_E.API_VERSIONS: _S.HANDSHAKE_REQUEST, _E.HANDSHAKE: _S.AUTHENTICATE,
+                                       _E.FAIL: _S.FAILED},
+    _S.HANDSHAKE_REQUEST: {_E.HANDSHAKE: _S.AUTHENTICATE, _E.BAD_REAUTH_MECHANISM: _S.REAUTH_BAD_MECHANISM,
+                           _E.FAIL: _S.FAILED},
+    _S.AUTHENTICATE: {_E.SUCCEEDED: _S.COMPLETE, _E.FAIL: _S.FAILED},
+    _S.REAUTH_BAD_MECHANISM: {_E.FAIL: _S.FAILED},
+    _S.COMPLETE: {_E.REAUTHENTICATE: _S.HANDSHAKE_REQUEST},
+    _S.FAILED: {_E.FAIL: _S.FAILED},
+})
+
+
 @dataclass(slots=True)
 class AuthStep:
     """What to do with one frame: send `answer` (None: nothing), then close when `close` gives a reason."""
@@ -82,7 +107,7 @@ class SaslAuthenticator:
         self._now_ms = now_ms
         self.max_reauth_ms = max_reauth_ms
         self._api_versions = api_versions  # answers ApiVersions as the listener does
-        self.state = SaslState.HANDSHAKE_OR_VERSIONS_REQUEST
+        self.state = SaslState.HANDSHAKE_OR_VERSIONS_REQUEST  # changed by `_step` only
         self._kafka_headers = False  # SaslHandshake v1: tokens travel in SaslAuthenticate requests
         self._server: SaslServer | None = None
         self.mechanism: str | None = None
@@ -102,6 +127,9 @@ class SaslAuthenticator:
     def reauthenticating(self) -> bool:
         return self._previous is not None
 
+    def _step(self, event: SaslEvent) -> None:
+        self.state = TRANSITIONS.next(self.state, event)
+
     def session_expired(self) -> bool:
         """KIP-368: the session's lifetime is over (the client did not re-authenticate in time)."""
         return self.session_expires_ms is not None and self._now_ms() > self.session_expires_ms
@@ -115,7 +143,7 @@ class SaslAuthenticator:
     def begin_reauthentication(self) -> None:
         assert self.mechanism is not None and self.principal is not None
         self._previous = (self.mechanism, self.principal)
-        self.state = SaslState.HANDSHAKE_REQUEST
+        self._step(SaslEvent.REAUTHENTICATE)
         self._server = None
 
     # -- one frame -------------------------------------------------------------------------------
@@ -127,13 +155,13 @@ class SaslAuthenticator:
         try:
             if self.state is SaslState.REAUTH_BAD_MECHANISM:
                 # Kafka fails on the frame after the handshake without reading it, and builds no answer
-                self.state = SaslState.FAILED
+                self._step(SaslEvent.FAIL)
                 return AuthStep(close=self._failure(self._bad_mechanism_message))
             if self.state is SaslState.AUTHENTICATE:
                 return self._token(frame)
             return self._handshake_phase(frame)
         except CloseConnection as exc:
-            self.state = SaslState.FAILED
+            self._step(SaslEvent.FAIL)
             return AuthStep(close=str(exc))
 
     def _handshake_phase(self, frame: memoryview) -> AuthStep:
@@ -145,7 +173,7 @@ class SaslAuthenticator:
             if self.state is not SaslState.HANDSHAKE_OR_VERSIONS_REQUEST:
                 raise CloseConnection(f"Unexpected ApiVersions request received during SASL authentication state "
                                       f"{self.state.value}")
-            self.state = SaslState.HANDSHAKE_REQUEST
+            self._step(SaslEvent.API_VERSIONS)
             return AuthStep(self._api_versions(frame))
         request = self._decode(header, frame)
         mechanism = request.mechanism
@@ -153,13 +181,13 @@ class SaslAuthenticator:
         if mechanism not in self.enabled_mechanisms:
             answer = encode_response(header, SaslHandshakeResponse(error_code=ErrorCode.UNSUPPORTED_SASL_MECHANISM,
                                                                    mechanisms=list(self.enabled_mechanisms)))
-            self.state = SaslState.FAILED
+            self._step(SaslEvent.FAIL)
             return AuthStep(answer, f"Unsupported SASL mechanism {mechanism}")
         answer = encode_response(header, SaslHandshakeResponse(error_code=0, mechanisms=list(self.enabled_mechanisms)))
         if self._previous is not None and self._previous[0] != mechanism:
             self._bad_mechanism_message = (f"SASL mechanism '{mechanism}' requested by client is not supported for "
                                            f"re-authentication of mechanism '{self._previous[0]}'")
-            self.state = SaslState.REAUTH_BAD_MECHANISM
+            self._step(SaslEvent.BAD_REAUTH_MECHANISM)
             return AuthStep(answer)
         try:
             self._server = new_sasl_server(mechanism, self.credentials, self.config,
@@ -167,7 +195,7 @@ class SaslAuthenticator:
         except UnsupportedSaslMechanismError as exc:  # enabled but not built here (refused at start-up)
             raise CloseConnection(str(exc)) from None
         self.mechanism = mechanism
-        self.state = SaslState.AUTHENTICATE
+        self._step(SaslEvent.HANDSHAKE)
         return AuthStep(answer)
 
     def _token(self, frame: memoryview) -> AuthStep:
@@ -180,7 +208,7 @@ class SaslAuthenticator:
                     self._completed(server)
             except (SaslAuthenticationError, SaslFatalError) as exc:
                 # a raw token has no error frame: Kafka closes (a changed principal included)
-                self.state = SaslState.FAILED
+                self._step(SaslEvent.FAIL)
                 return AuthStep(close=self._failure(str(exc)))
             # sent even when empty (PLAIN's and OAUTHBEARER's last answer): a v0 client may wait for it
             return AuthStep(struct.pack(">i", len(response)) + response)
@@ -196,13 +224,13 @@ class SaslAuthenticator:
             response = server.evaluate(bytes(request.auth_bytes))
             lifetime = self._completed(server) if server.complete else 0
         except SaslAuthenticationError as exc:
-            self.state = SaslState.FAILED
+            self._step(SaslEvent.FAIL)
             answer = encode_response(header, SaslAuthenticateResponse(
                 error_code=ErrorCode.SASL_AUTHENTICATION_FAILED, error_message=exc.message, auth_bytes=b"",
                 session_lifetime_ms=0))
             return AuthStep(answer, self._failure(exc.message))
         except SaslFatalError as exc:
-            self.state = SaslState.FAILED
+            self._step(SaslEvent.FAIL)
             return AuthStep(close=self._failure(str(exc)))
         answer = encode_response(header, SaslAuthenticateResponse(error_code=0, error_message="",
                                                                   auth_bytes=response or b"",
@@ -234,7 +262,7 @@ class SaslAuthenticator:
         else:
             self.session_expires_ms = None
         self.principal = principal
-        self.state = SaslState.COMPLETE
+        self._step(SaslEvent.SUCCEEDED)
         self._previous = None
         return lifetime
 

@@ -22,6 +22,9 @@ returns; everything that decides anything lives here, so it is tested with plain
   node's `RequestMemory` (a frame being received with its whole declared size, as Kafka's
   NetworkReceive allocates it), and reading stops while the pool has no room; `connections.max.idle.ms`
   (`idle_expired`).
+
+Its state changes only through `TRANSITIONS` (READING -> ANSWERING -> READING ..., CLOSED from either), as h11's
+connection does; `send_answer` with no request handed out is an `IllegalTransition`.
 """
 
 from __future__ import annotations
@@ -29,9 +32,11 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from enum import Enum
 from typing import Any, Final, Literal, Protocol
 
 from ..apis.dispatch import Adjust
+from ..core.transitions import EventTable, IllegalTransition
 from .framing import FrameError, FrameReader
 from .quotas import RequestMemory
 
@@ -111,6 +116,28 @@ PAUSED = _Sentinel("PAUSED")  # a request is being answered, or the client is no
 Event = Request | Closed | _Sentinel
 
 
+class ConnectionState(Enum):
+    READING = "READING"  # no request handed out: frames are taken as they come
+    ANSWERING = "ANSWERING"  # a request was handed out; the ones behind it wait for its answer
+    CLOSED = "CLOSED"
+
+
+class ConnectionEvent(Enum):
+    REQUEST = "REQUEST"  # a request is handed out (`next_event`)
+    ANSWER = "ANSWER"  # its answer is given (`send_answer`)
+    CLOSE = "CLOSE"  # `close`, or a frame Kafka refuses
+
+
+TRANSITIONS: EventTable[ConnectionState, ConnectionEvent] = EventTable("connection", {
+    ConnectionState.READING: {ConnectionEvent.REQUEST: ConnectionState.ANSWERING,
+                              ConnectionEvent.CLOSE: ConnectionState.CLOSED},
+    ConnectionState.ANSWERING: {ConnectionEvent.ANSWER: ConnectionState.READING,
+                                ConnectionEvent.CLOSE: ConnectionState.CLOSED},
+    # a request handed out before the close may still be answered: nothing is sent
+    ConnectionState.CLOSED: {ConnectionEvent.ANSWER: ConnectionState.CLOSED},
+})
+
+
 class Connection:
     """The state of one client connection; see the module docstring."""
 
@@ -135,6 +162,7 @@ class Connection:
         self.max_queued_bytes = max_queued_bytes
         self._queued: deque[Request] = deque()  # arrived while an earlier request was being answered
         self._queued_bytes = 0  # their bytes as received, size prefixes included
+        self.state = ConnectionState.READING  # changed by `_step` only
         self._answering: Request | None = None  # handed out, not answered yet
         self._out: list[bytes | bytearray | memoryview] = []  # answers not yet taken by data_to_send
         self._out_bytes = 0
@@ -150,6 +178,9 @@ class Connection:
         self.requests_answered = 0
 
     # -- state -------------------------------------------------------------------------------
+
+    def _step(self, event: ConnectionEvent) -> None:
+        self.state = TRANSITIONS.next(self.state, event)
 
     @property
     def max_frame_bytes(self) -> int:
@@ -242,6 +273,7 @@ class Connection:
             self._reserve_request_memory()
             return PAUSED
         if self._queued:
+            self._step(ConnectionEvent.REQUEST)
             self._answering = self._queued.popleft()
             self._queued_bytes -= len(self._answering.frame) + 4
             if self._reserved:
@@ -253,6 +285,7 @@ class Connection:
         frame = self._take_frame()
         if frame is None:
             return Closed(self.closed_reason) if self.closed_reason is not None else NEED_DATA
+        self._step(ConnectionEvent.REQUEST)
         self._answering = Request(frame, self._seen(frame), self._reader.last_frame_owned)
         return self._answering
 
@@ -284,9 +317,10 @@ class Connection:
 
     def send_answer(self, answer: bytes | Buffers | None) -> None:
         """The answer to the request handed out last: bytes, buffers written back to back, or None (acks=0)."""
+        if self._answering is None:  # READING, or CLOSED with nothing handed out
+            raise IllegalTransition("connection: send_answer without a request being answered")
+        self._step(ConnectionEvent.ANSWER)
         request, self._answering = self._answering, None
-        if request is None:
-            raise RuntimeError("send_answer without a request being answered")
         self.requests_answered += 1
         if self.closed:
             return
@@ -323,6 +357,7 @@ class Connection:
         """No more requests are taken; those not answered never will be (their tokens are given back)."""
         if self.closed:
             return
+        self._step(ConnectionEvent.CLOSE)
         self.closed_reason = reason
         self._release_request_memory()
         pending = [request.token for request in self._queued]

@@ -1,0 +1,166 @@
+"""The transition tables of the state machines (core/transitions.py): each allowed step is walked by driving the real
+machine, every step the machine took is in its table, and a step outside it raises IllegalTransition."""
+
+from __future__ import annotations
+
+import struct
+from typing import Any
+
+import pytest
+
+from minibroker.core.clock import ManualClock
+from minibroker.core.credentials import CredentialStore, scram_from_password
+from minibroker.core.transitions import EventTable, IllegalTransition, PreviousStates
+from minibroker.protocol.messages import (
+    ApiVersionsRequest,
+    MetadataRequest,
+    SaslAuthenticateRequest,
+    SaslHandshakeRequest,
+)
+from minibroker.server import authenticator as sasl
+from minibroker.server import connection as conn
+from minibroker.server.sasl.mechanism import SaslServerConfig
+
+
+def test_event_table_and_previous_states_refuse_what_they_do_not_list() -> None:
+    table: EventTable[str, str] = EventTable("door", {"shut": {"open": "opened"}, "opened": {"close": "shut"}})
+    assert table.next("shut", "open") == "opened"
+    with pytest.raises(IllegalTransition, match="door: 'close' is not allowed in state 'shut'"):
+        table.next("shut", "close")
+    previous: PreviousStates[str] = PreviousStates("door", {"opened": frozenset({"shut"}),
+                                                            "shut": frozenset({"opened"})})
+    assert previous.check("shut", "opened") == "opened"
+    with pytest.raises(IllegalTransition, match="door: 'opened' cannot follow 'opened'"):
+        previous.check("opened", "opened")
+
+
+# -- the connection ---------------------------------------------------------------------------------------
+
+
+class RecordedConnection(conn.Connection):
+    """The real connection, noting each step it takes."""
+
+    def __init__(self) -> None:
+        self.steps: list[tuple[Any, Any, Any]] = []
+        super().__init__(1000, ManualClock().now_ms)
+
+    def _step(self, event: conn.ConnectionEvent) -> None:
+        before = self.state
+        super()._step(event)
+        self.steps.append((before, event, self.state))
+
+
+def frame(body: bytes) -> bytes:
+    return struct.pack(">i", len(body)) + body
+
+
+def test_the_connection_walks_every_transition() -> None:
+    walked: set[tuple[Any, Any, Any]] = set()
+    # READING -REQUEST-> ANSWERING -ANSWER-> READING; queued requests are handed out from READING too
+    c = RecordedConnection()
+    c.receive_data(frame(b"one") + frame(b"two"))
+    assert isinstance(c.next_event(), conn.Request)
+    assert c.next_event() is conn.PAUSED  # "two" is queued behind "one"
+    c.send_answer(b"1")
+    assert isinstance(c.next_event(), conn.Request)
+    c.send_answer(b"2")
+    # READING -CLOSE-> CLOSED
+    c.close("done")
+    walked.update(c.steps)
+    # ANSWERING -CLOSE-> CLOSED, then the request handed out before is answered: CLOSED -ANSWER-> CLOSED
+    c = RecordedConnection()
+    c.receive_data(frame(b"one"))
+    assert isinstance(c.next_event(), conn.Request)
+    c.close("dropped")
+    c.send_answer(b"late")
+    assert c.data_to_send() == []
+    walked.update(c.steps)
+    # a frame Kafka refuses closes from READING
+    c = RecordedConnection()
+    c.receive_data(struct.pack(">i", 1001))
+    assert isinstance(c.next_event(), conn.Closed)
+    walked.update(c.steps)
+    assert walked == set(conn.TRANSITIONS.steps())
+
+
+def test_the_connection_refuses_an_answer_to_nothing() -> None:
+    c = RecordedConnection()
+    with pytest.raises(IllegalTransition):
+        c.send_answer(b"x")
+    c.close("closed")
+    with pytest.raises(IllegalTransition):
+        c.send_answer(b"x")
+    assert c.state is conn.ConnectionState.CLOSED
+
+
+# -- the SASL exchange ------------------------------------------------------------------------------------
+
+PLAIN_JAAS = ('org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" password="x" '
+              'user_alice="secret";')
+
+
+class RecordedAuthenticator(sasl.SaslAuthenticator):
+    """The real authenticator, noting each step it takes."""
+
+    def __init__(self, mechanisms: list[str]) -> None:
+        self.steps: list[tuple[Any, Any, Any]] = []
+        credentials = CredentialStore()
+        credentials.set_plain_users_from_jaas(PLAIN_JAAS)
+        credentials.put_scram("alice", "SCRAM-SHA-256", scram_from_password("secret", "SCRAM-SHA-256", 4096))
+        clock = ManualClock()
+        super().__init__(mechanisms, credentials, SaslServerConfig(clock=clock), clock.now_ms, 60_000,
+                         lambda _frame: b"versions")
+
+    def _step(self, event: sasl.SaslEvent) -> None:
+        before = self.state
+        super()._step(event)
+        self.steps.append((before, event, self.state))
+
+
+def request(message: Any, version: int) -> memoryview:
+    flexible = type(message).flexible_version_q(version)
+    header = struct.pack(">hhih", message.API_KEY, version, 1, 4) + b"test" + (b"\x00" if flexible else b"")
+    return memoryview(header + bytes(message.encode(version=version)))
+
+
+def handshake(mechanism: str = "PLAIN") -> memoryview:
+    return request(SaslHandshakeRequest(mechanism=mechanism), 1)
+
+
+def plain(password: str) -> memoryview:
+    return request(SaslAuthenticateRequest(auth_bytes=b"\x00alice\x00" + password.encode()), 2)
+
+
+METADATA = request(MetadataRequest(topics=[]), 12)
+API_VERSIONS = request(ApiVersionsRequest(), 0)
+
+
+def exchange(frames: list[memoryview], mechanisms: tuple[str, ...] = ("PLAIN",)) -> RecordedAuthenticator:
+    authenticator = RecordedAuthenticator(list(mechanisms))
+    for one in frames:
+        authenticator.receive(one)
+    return authenticator
+
+
+def test_the_sasl_exchange_walks_every_transition() -> None:
+    runs = [
+        # ApiVersions, handshake, success, re-authentication, success
+        exchange([API_VERSIONS, handshake(), plain("secret"), handshake(), plain("secret")]),
+        # handshake straight away, then a wrong password; a frame after the failure fails again
+        exchange([handshake(), plain("wrong"), METADATA]),
+        # another API before the handshake; ApiVersions twice
+        exchange([METADATA]),
+        exchange([API_VERSIONS, API_VERSIONS]),
+        # a re-authentication asking for another mechanism fails on the frame after its handshake
+        exchange([handshake(), plain("secret"), handshake("SCRAM-SHA-256"), METADATA],
+                 mechanisms=("PLAIN", "SCRAM-SHA-256")),
+    ]
+    walked = {step for run in runs for step in run.steps}
+    assert walked == set(sasl.TRANSITIONS.steps())
+    assert [run.state for run in runs] == [sasl.SaslState.COMPLETE, *[sasl.SaslState.FAILED] * 4]
+
+
+def test_a_failed_exchange_cannot_start_again() -> None:
+    authenticator = exchange([handshake(), plain("wrong")])
+    with pytest.raises(IllegalTransition):
+        authenticator.receive(handshake())
