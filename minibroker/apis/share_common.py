@@ -69,10 +69,14 @@ def start_offset(cluster: Cluster, group_id: str, topic: str, index: int) -> int
     return partition.log.high_watermark
 
 
+def is_read_committed(cluster: Cluster, group_id: str) -> bool:
+    """Whether the group's `share.isolation.level` is read_committed."""
+    return str(cluster.config.group_value(group_id, "share.isolation.level")) == "read_committed"
+
+
 def fetch_upper_bound(cluster: Cluster, group_id: str, partition: Partition) -> int:
-    """How far a share fetch may acquire: the LSO under `share.isolation.level` read_committed, else the high
-    watermark."""
-    if str(cluster.config.group_value(group_id, "share.isolation.level")) == "read_committed":
+    """How far a share fetch may acquire: the LSO under read_committed, else the high watermark."""
+    if is_read_committed(cluster, group_id):
         return cluster.last_stable_offset(partition)
     return partition.log.high_watermark
 

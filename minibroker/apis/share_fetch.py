@@ -24,13 +24,16 @@ from typing import Any
 from ..core.acls import AclOperation, ResourceType
 from ..core.cluster import Partition
 from ..core.pending import Pending
+from ..core.share_partition import AcquiredRange
 from ..core.share_sessions import FINAL_EPOCH, INITIAL_EPOCH, ShareSession
+from ..protocol import records
 from ..protocol.errors import ErrorCode
 from ..protocol.messages import ShareFetchRequest, ShareFetchResponse
 from .context import RequestContext
 from .share_common import (
     acknowledge_partition,
     fetch_upper_bound,
+    is_read_committed,
     partition_of,
     share_enabled,
     share_state,
@@ -165,10 +168,48 @@ def _acquire(ctx: RequestContext, group_id: str, member_id: str, session: ShareS
         max_records -= sum(r.last_offset - r.first_offset + 1 for r in ranges)
         first, last = ranges[0].first_offset, ranges[-1].last_offset
         batches = partition.log.read(first, 2**31 - 1, True, last + 1)
+        if is_read_committed(cluster, group_id):
+            aborted = _aborted_offsets(partition, batches, first, last)
+            if aborted:
+                share_partition.archive_acquired(member_id, aborted)
+                ranges = _without(ranges, aborted)
+                if not ranges:
+                    continue
         out[(partition.topic.topic_id, index)] = {
             "records": b"".join(bytes(b) for b in batches),
             "acquired": [_Partition.AcquiredRecords(first_offset=r.first_offset, last_offset=r.last_offset,
                                                     delivery_count=r.delivery_count) for r in ranges]}
+    return out
+
+
+def _aborted_offsets(partition: Partition, batches: list[Any], first: int, last: int) -> set[int]:
+    """The offsets in [first, last] of records in aborted transactions (read_committed never delivers them)."""
+    txns = partition.producer_state.aborted_between(first, last + 1)
+    if not txns:
+        return set()
+    out: set[int] = set()
+    for batch in batches:
+        header = records.read_header(batch)
+        if not header.is_transactional or header.is_control:
+            continue
+        base, end = header.base_offset, header.base_offset + header.last_offset_delta
+        if any(t.producer_id == header.producer_id and t.first_offset <= base <= t.last_offset for t in txns):
+            out.update(range(max(base, first), min(end, last) + 1))
+    return out
+
+
+def _without(ranges: list[AcquiredRange], offsets: set[int]) -> list[AcquiredRange]:
+    """`ranges` with `offsets` taken out (split where needed)."""
+    out: list[AcquiredRange] = []
+    for r in ranges:
+        start = None
+        for offset in range(r.first_offset, r.last_offset + 2):
+            keep = offset <= r.last_offset and offset not in offsets
+            if keep and start is None:
+                start = offset
+            elif not keep and start is not None:
+                out.append(AcquiredRange(start, offset - 1, r.delivery_count))
+                start = None
     return out
 
 

@@ -163,6 +163,15 @@ class SharePartition:
         self._advance_start()
         return ErrorCode.NONE, None
 
+    def archive_acquired(self, member_id: str, offsets: set[int]) -> None:
+        """Archive records just acquired by `member_id` that must never be delivered (read_committed: records of
+        aborted transactions), as Kafka's share fetch filters them out of what it hands out."""
+        for offset in offsets:
+            record = self.in_flight.get(offset)
+            if record is not None and record.state is RecordState.ACQUIRED and record.member_id == member_id:
+                self._settle(record, RecordState.ARCHIVED)
+        self._advance_start()
+
     def release_member(self, member_id: str) -> int:
         """Release every record `member_id` holds (its share session closed or it left); how many."""
         released = 0

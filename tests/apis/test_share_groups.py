@@ -19,6 +19,7 @@ from minibroker.protocol.errors import ErrorCode
 from minibroker.protocol.messages import (
     DeleteGroupsRequest,
     DescribeGroupsRequest,
+    IncrementalAlterConfigsRequest,
     ListGroupsRequest,
     ShareAcknowledgeRequest,
     ShareFetchRequest,
@@ -204,3 +205,32 @@ def test_describe_groups_sees_no_classic_group_in_a_share_group():
     described = call(cluster, DescribeGroupsRequest(groups=["g"], include_authorized_operations=False), 5)
     assert [(g.error_code, g.group_state, g.protocol_type, g.members) for g in described.groups] == [
         (0, "Dead", "", [])]  # as Kafka 4.3.1 answers for a share group
+
+
+def set_group_config(cluster: Cluster, name: str, value: str) -> None:
+    resource = IncrementalAlterConfigsRequest.AlterConfigsResource
+    request = IncrementalAlterConfigsRequest(resources=[resource(
+        resource_type=32, resource_name="g",  # GROUP
+        configs=[resource.AlterableConfig(name=name, config_operation=0, value=value)])], validate_only=False)
+    assert call(cluster, request, 1).responses[0].error_code == 0
+
+
+def test_read_committed_share_group_never_delivers_aborted_records():
+    cluster = plain_cluster()
+    set_group_config(cluster, "share.isolation.level", "read_committed")
+    set_group_config(cluster, "share.auto.offset.reset", "earliest")
+    partition = cluster.topics["t"].partitions[0]
+    error, producer_id, epoch = cluster.transactions.init_producer_id("tx", 60000, -1, -1)
+    assert error == 0
+    cluster.transactions.add_partitions("tx", producer_id, epoch, [("t", 0)])
+    cluster.append(partition, records.build_batch([(None, b"aborted")] * 2, timestamp=cluster.clock.now_ms(),
+                                                  producer_id=producer_id, producer_epoch=epoch, base_sequence=0,
+                                                  transactional=True))
+    produce(cluster, 1)  # offset 2, not transactional
+    heartbeat(cluster, "m1", 0)
+    assert acquired(fetch(cluster, "m1", 0)) == []  # the open transaction holds the LSO at 0
+    assert cluster.transactions.end_txn("tx", producer_id, epoch, committed=False) == 0  # marker at offset 3
+    produce(cluster, 1)  # offset 4
+    # the aborted records 0-1 are archived, never handed out; the marker at 3 goes with its neighbours (a consumer
+    # skips control batches)
+    assert acquired(fetch(cluster, "m1", 1)) == [(2, 4, 1)]
