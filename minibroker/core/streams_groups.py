@@ -189,6 +189,8 @@ class StreamsGroup:
     shutdown_request_member_id: str | None = None
     assignment_delayed_until_ms: int | None = None
     state_timestamp_ms: int = 0
+    # the assignment configs the target was computed with (num.standby.replicas): a change rebalances
+    assignment_configs: tuple = ()
 
     def state(self) -> StreamsGroupState:
         """StreamsGroup.maybeUpdateGroupState's rules."""
@@ -556,6 +558,10 @@ class StreamsGroupCoordinator:
         if joining:
             self.groups[group_id] = group
             group.members[member_id] = member  # replaces a member that rejoins, and frees its tasks
+        configs = (self._group_config(group_id, "streams.num.standby.replicas"),)
+        if configs != group.assignment_configs:
+            bump = bump or bool(group.assignment_configs)  # streamsGroupAssignmentConfigs changed
+            group.assignment_configs = configs
         if bump or group.group_epoch == 0:
             group.group_epoch += 1
         # 4. the target assignment at the group epoch, after the initial delay of a new group
@@ -606,8 +612,9 @@ class StreamsGroupCoordinator:
                                  f"known by the group coordinator ({member.member_epoch}). The member must abandon "
                                  f"all its partitions and rejoin.")
         if received < member.member_epoch:
-            if received != member.previous_member_epoch or (
-                    owned_active is not None and not _pairs(owned_active) <= _pairs(member.assigned.active)):
+            # a lost answer: the previous epoch, with owned tasks all still assigned (null owned tasks are not)
+            if received != member.previous_member_epoch or owned_active is None \
+                    or not _pairs(owned_active) <= _pairs(member.assigned.active):
                 raise HeartbeatError(ErrorCode.FENCED_MEMBER_EPOCH,
                                      f"The streams group member has a smaller member epoch ({received}) than the one "
                                      f"known by the group coordinator ({member.member_epoch}). The member must "

@@ -195,3 +195,18 @@ def test_copartitioned_repartition_topics_follow_their_sources() -> None:
     configured = configure_topology(topology, {"a": 4}.get)
     assert configured.status is not None and configured.status[0] is StatusCode.MISSING_INTERNAL_TOPICS
     assert configured.topics_to_create["r"].partitions == 4
+
+
+def test_a_changed_number_of_standby_replicas_rebalances():
+    coordinator, _ = _coordinator()
+    topics = _Topics({"lines": 1, "app-s-changelog": 1})
+    topology = Topology(0, (Subtopology("0", source_topics=("lines",),
+                                        state_changelog_topics=(TopicInfo("app-s-changelog"),)),))
+    _join(coordinator, topics, "m1", process="p1", topology=topology)
+    second = _join(coordinator, topics, "m2", process="p2", topology=topology)
+    assert second.assignment is not None and second.assignment.standby == {}
+    coordinator.config.set_group_configs("app", coordinator.config.parse_group_configs(
+        {"streams.num.standby.replicas": "1"}))
+    again = _beat(coordinator, topics, "m2", second.member_epoch)
+    assert again.member_epoch == second.member_epoch + 1
+    assert again.assignment is not None and again.assignment.standby == {"0": {0}}
