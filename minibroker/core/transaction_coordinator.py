@@ -30,6 +30,7 @@ from typing import Protocol
 from ..protocol.errors import ErrorCode
 from .clock import Clock
 from .config import BrokerConfig
+from .transitions import PreviousStates
 
 EXHAUSTED_EPOCH = 32766  # Short.MAX_VALUE - 1: the next InitProducerId (or TV2 EndTxn) rotates the producer id
 #: Kafka's TransactionVersion levels as a request shows them: TV_0 for V1 clients, TV_2 bumps the epoch at every end.
@@ -52,6 +53,20 @@ class TxnState(Enum):
 
 _IDLE = (TxnState.EMPTY, TxnState.COMPLETE_COMMIT, TxnState.COMPLETE_ABORT)
 
+# Kafka's TransactionState.validPreviousStates: each state and the states it may be entered from
+_T = TxnState
+TRANSITIONS: PreviousStates[TxnState] = PreviousStates("transaction", {
+    _T.EMPTY: frozenset({_T.EMPTY, _T.COMPLETE_COMMIT, _T.COMPLETE_ABORT}),
+    _T.ONGOING: frozenset({_T.ONGOING, _T.EMPTY, _T.COMPLETE_COMMIT, _T.COMPLETE_ABORT}),
+    _T.PREPARE_COMMIT: frozenset({_T.ONGOING}),
+    _T.PREPARE_ABORT: frozenset({_T.ONGOING, _T.PREPARE_EPOCH_FENCE, _T.EMPTY, _T.COMPLETE_COMMIT,
+                                 _T.COMPLETE_ABORT}),
+    _T.COMPLETE_COMMIT: frozenset({_T.PREPARE_COMMIT}),
+    _T.COMPLETE_ABORT: frozenset({_T.PREPARE_ABORT}),
+    _T.DEAD: frozenset({_T.EMPTY, _T.COMPLETE_ABORT, _T.COMPLETE_COMMIT}),
+    _T.PREPARE_EPOCH_FENCE: frozenset({_T.ONGOING}),
+})
+
 
 @dataclass(eq=False)
 class TransactionMetadata:
@@ -63,12 +78,16 @@ class TransactionMetadata:
     last_producer_id: int = -1
     last_producer_epoch: int = -1
     timeout_ms: int = 60000
-    state: TxnState = TxnState.EMPTY
+    state: TxnState = TxnState.EMPTY  # changed by `transition_to` only
     partitions: set[tuple[str, int]] = field(default_factory=set)
     groups: set[str] = field(default_factory=set)
     start_timestamp_ms: int = -1
     last_update_ms: int = 0
     client_transaction_version: int = TV_0  # of the request that last added to the transaction
+
+    def transition_to(self, state: TxnState) -> None:
+        """Enter `state`; IllegalTransition unless Kafka's table allows it from the current one."""
+        self.state = TRANSITIONS.check(self.state, state)
 
 
 class TransactionMarkerWriter(Protocol):
@@ -130,7 +149,7 @@ class TransactionCoordinator:
             return ErrorCode.PRODUCER_FENCED, -1, -1
         # else: a retry of the bump we already made returns the current epoch unchanged
         txn.timeout_ms = timeout_ms
-        txn.state = TxnState.EMPTY
+        txn.transition_to(TxnState.EMPTY)
         txn.partitions.clear()
         txn.groups.clear()
         txn.start_timestamp_ms = -1
@@ -188,7 +207,7 @@ class TransactionCoordinator:
             return ErrorCode.CONCURRENT_TRANSACTIONS, None
         now = self.clock.now_ms()
         if txn.state is not TxnState.ONGOING:
-            txn.state = TxnState.ONGOING
+            txn.transition_to(TxnState.ONGOING)
             txn.start_timestamp_ms = now
             txn.partitions.clear()
             txn.groups.clear()
@@ -289,7 +308,7 @@ class TransactionCoordinator:
             txn.producer_epoch += 1
             if txn.state is not TxnState.ONGOING:
                 txn.start_timestamp_ms = now  # Kafka's noPartitionAdded: the abort starts and ends now
-        txn.state = TxnState.PREPARE_COMMIT if committed else TxnState.PREPARE_ABORT
+        txn.transition_to(TxnState.PREPARE_COMMIT if committed else TxnState.PREPARE_ABORT)
         for topic, index in sorted(txn.partitions):
             self.markers.write_txn_marker(topic, index, txn.producer_id, txn.producer_epoch, committed,
                                           COORDINATOR_EPOCH)
@@ -300,7 +319,7 @@ class TransactionCoordinator:
             self.by_producer_id.pop(txn.producer_id, None)
             txn.last_producer_id, txn.producer_id, txn.producer_epoch = txn.producer_id, next_producer_id, 0
             self.by_producer_id[next_producer_id] = txn
-        txn.state = TxnState.COMPLETE_COMMIT if committed else TxnState.COMPLETE_ABORT
+        txn.transition_to(TxnState.COMPLETE_COMMIT if committed else TxnState.COMPLETE_ABORT)
         txn.partitions.clear()
         txn.groups.clear()
         txn.last_update_ms = now
@@ -314,7 +333,7 @@ class TransactionCoordinator:
             self._next_timeout_check = now + self.config["transaction.abort.timed.out.transaction.cleanup.interval.ms"]
             for txn in list(self.transactions.values()):
                 if txn.state is TxnState.ONGOING and txn.start_timestamp_ms + txn.timeout_ms < now:
-                    txn.state = TxnState.PREPARE_EPOCH_FENCE
+                    txn.transition_to(TxnState.PREPARE_EPOCH_FENCE)
                     txn.producer_epoch += 1
                     self._end(txn, committed=False)
         if now >= self._next_expiry_check:
@@ -322,7 +341,7 @@ class TransactionCoordinator:
             expiration = self.config["transactional.id.expiration.ms"]
             for txn in list(self.transactions.values()):
                 if txn.state in _IDLE and txn.last_update_ms <= now - expiration:
-                    txn.state = TxnState.DEAD
+                    txn.transition_to(TxnState.DEAD)
                     del self.transactions[txn.transactional_id]
                     self.by_producer_id.pop(txn.producer_id, None)
 

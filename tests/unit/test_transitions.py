@@ -164,3 +164,65 @@ def test_a_failed_exchange_cannot_start_again() -> None:
     authenticator = exchange([handshake(), plain("wrong")])
     with pytest.raises(IllegalTransition):
         authenticator.receive(handshake())
+
+
+# -- transactions (Kafka's TransactionState.validPreviousStates) -------------------------------------------
+
+
+def test_transaction_states_follow_kafkas_valid_previous_states() -> None:
+    from minibroker.core.transaction_coordinator import TRANSITIONS, TransactionMetadata, TxnState
+
+    assert TRANSITIONS.table[TxnState.PREPARE_ABORT] == {
+        TxnState.ONGOING, TxnState.PREPARE_EPOCH_FENCE, TxnState.EMPTY, TxnState.COMPLETE_COMMIT,
+        TxnState.COMPLETE_ABORT}
+    allowed = set(TRANSITIONS.steps())
+    assert len(allowed) == 19
+    for before in TxnState:
+        for target in TxnState:
+            txn = TransactionMetadata("t", 1, state=before)
+            if (before, target) in allowed:
+                txn.transition_to(target)
+                assert txn.state is target
+            else:
+                with pytest.raises(IllegalTransition):
+                    txn.transition_to(target)
+                assert txn.state is before
+
+
+def test_the_transaction_coordinator_steps_through_its_table(monkeypatch: pytest.MonkeyPatch) -> None:
+    from minibroker.core import transaction_coordinator as tc
+    from minibroker.core.cluster import Cluster
+    from minibroker.core.config import BrokerConfig
+
+    walked: set[tuple[Any, Any]] = set()
+
+    class Recorded(PreviousStates[tc.TxnState]):
+        def check(self, current: tc.TxnState, target: tc.TxnState) -> tc.TxnState:
+            walked.add((current, target))
+            return super().check(current, target)
+
+    monkeypatch.setattr(tc, "TRANSITIONS", Recorded("transaction", tc.TRANSITIONS.table))
+    clock = ManualClock()
+    cluster = Cluster(BrokerConfig({"transactional.id.expiration.ms": "1000"}), clock)
+    cluster.create_topic("t", 1)
+    coordinator = cluster.transactions
+    error, pid, epoch = coordinator.init_producer_id("a", 60_000, -1, -1)
+    assert error == 0
+    assert coordinator.add_partitions("a", pid, epoch, [("t", 0)]) == 0
+    assert coordinator.end_txn("a", pid, epoch, committed=True) == 0
+    assert coordinator.add_partitions("a", pid, epoch, [("t", 0)]) == 0
+    assert coordinator.end_txn("a", pid, epoch, committed=False) == 0
+    assert coordinator.init_producer_id("a", 60_000, -1, -1)[0] == 0
+    assert coordinator.add_partitions("a", pid, epoch + 1, [("t", 0)]) == 0
+    clock.advance(61_000 + coordinator.config["transaction.abort.timed.out.transaction.cleanup.interval.ms"])
+    coordinator.tick()  # the transaction timed out: fenced and aborted
+    assert coordinator.transactions["a"].state is tc.TxnState.COMPLETE_ABORT
+    clock.advance(coordinator.config["transaction.remove.expired.transaction.cleanup.interval.ms"])
+    coordinator.tick()  # idle past transactional.id.expiration.ms
+    assert "a" not in coordinator.transactions
+    T = tc.TxnState
+    assert walked == {(T.EMPTY, T.EMPTY), (T.EMPTY, T.ONGOING), (T.ONGOING, T.PREPARE_COMMIT),
+                      (T.PREPARE_COMMIT, T.COMPLETE_COMMIT), (T.COMPLETE_COMMIT, T.ONGOING),
+                      (T.ONGOING, T.PREPARE_ABORT), (T.PREPARE_ABORT, T.COMPLETE_ABORT), (T.COMPLETE_ABORT, T.EMPTY),
+                      (T.ONGOING, T.PREPARE_EPOCH_FENCE), (T.PREPARE_EPOCH_FENCE, T.PREPARE_ABORT),
+                      (T.COMPLETE_ABORT, T.DEAD)}
