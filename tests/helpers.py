@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import random
 import socket
 import subprocess
 import time
@@ -18,6 +19,11 @@ T = TypeVar("T")
 def unique_topic(prefix: str = "t") -> str:
     """A topic name no other test uses."""
     return f"{prefix}-{uuid.uuid4().hex[:10]}"
+
+
+def pinned_bytes(size: int, seed: int) -> bytes:
+    """`size` bytes that look random but are the same on every run (random.Random(seed)): a failure replays."""
+    return random.Random(seed).randbytes(size)
 
 
 def free_port() -> int:

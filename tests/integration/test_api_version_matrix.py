@@ -115,9 +115,13 @@ def incremental_alter_configs(env: Env, v: int) -> Any:
     return IncrementalAlterConfigsRequest(resources=[resource], validate_only=True)
 
 
+#: An id no topic has, the same every run: test_fuzz_frames mutates these requests with a fixed seed.
+UNKNOWN_TOPIC_ID = uuid.UUID("9d4c1b2a-5e6f-4a7b-8c9d-0e1f2a3b4c5d")
+
+
 def delete_topics(env: Env, v: int) -> Any:
     if v >= 6:
-        return DeleteTopicsRequest(topics=[DeleteTopicsRequest.DeleteTopicState(name=None, topic_id=uuid.uuid4())],
+        return DeleteTopicsRequest(topics=[DeleteTopicsRequest.DeleteTopicState(name=None, topic_id=UNKNOWN_TOPIC_ID)],
                                    timeout_ms=1000)
     return DeleteTopicsRequest(topic_names=["does-not-exist"], timeout_ms=1000)
 

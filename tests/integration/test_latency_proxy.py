@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 
@@ -17,7 +16,7 @@ from minibroker.protocol import records
 from minibroker.testing.latency_proxy import LatencyProxy
 from minibroker.testing.process import start_broker
 from minibroker.testing.wire import WireClient
-from tests.helpers import unique_topic
+from tests.helpers import pinned_bytes, unique_topic
 from tests.integration.test_wire_protocol import create_topic, fetch_all
 
 Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
@@ -65,7 +64,7 @@ async def close(writer: asyncio.StreamWriter) -> None:
 async def test_bytes_pass_intact_and_in_order_through_an_echo(serve):
     proxy = await serve(echo, 5)
     reader, writer = await asyncio.open_connection("127.0.0.1", proxy.port)
-    sent = os.urandom(3_000_000)
+    sent = pinned_bytes(3_000_000, seed=1)
     for start in range(0, len(sent), 70_001):  # odd-sized writes, many chunks in flight at once
         writer.write(sent[start:start + 70_001])
     await writer.drain()
@@ -76,7 +75,7 @@ async def test_bytes_pass_intact_and_in_order_through_an_echo(serve):
 
 
 async def test_both_directions_stream_at_once(serve):
-    from_server = os.urandom(2_000_000)
+    from_server = pinned_bytes(2_000_000, seed=2)
     got_by_server = bytearray()
 
     async def talker(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -87,7 +86,7 @@ async def test_both_directions_stream_at_once(serve):
 
     proxy = await serve(talker, 2)
     reader, writer = await asyncio.open_connection("127.0.0.1", proxy.port)
-    from_client = os.urandom(2_500_000)
+    from_client = pinned_bytes(2_500_000, seed=3)
     writer.write(from_client)
     writer.write_eof()
     got_by_client = await reader.read()  # until the server's close arrives
@@ -137,14 +136,14 @@ async def test_a_client_close_reaches_the_server_after_its_pending_data(serve):
 
     proxy = await serve(collect, 20)
     _, writer = await asyncio.open_connection("127.0.0.1", proxy.port)
-    payload = os.urandom(500_000)
+    payload = pinned_bytes(500_000, seed=4)
     writer.write(payload)
     writer.close()  # at once: the data is still on its way through the proxy
     assert await asyncio.wait_for(received, 10) == payload
 
 
 async def test_a_server_close_reaches_the_client_after_its_pending_data(serve):
-    payload = os.urandom(300_000)
+    payload = pinned_bytes(300_000, seed=5)
 
     async def say_and_close(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         writer.write(payload)

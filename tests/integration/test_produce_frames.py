@@ -7,7 +7,6 @@ as it is. Either way every record reads back as sent, however much traffic follo
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -18,6 +17,7 @@ from minibroker.protocol import records
 from minibroker.protocol.messages import FetchRequest, ProduceRequest
 from minibroker.testing import BrokerThread
 from minibroker.testing.wire import WireClient
+from tests.helpers import pinned_bytes
 
 VERSION = 9
 BIG = 600 * 1024  # more than the 256 KB read buffer: the frame needs several reads
@@ -53,7 +53,7 @@ def read_back(client: WireClient, topic: str) -> list[bytes | None]:
 
 def test_batches_from_whole_split_and_large_frames_read_back_intact_after_more_traffic(broker: BrokerThread) -> None:
     topic = broker.create_topic("frames", 1)
-    large = [os.urandom(BIG)]
+    large = [pinned_bytes(BIG, seed=1)]
     split = [b"split-%d" % i for i in range(50)]
     whole = [[b"whole-%d-%d" % (n, i) for i in range(20)] for n in range(40)]
     with WireClient(broker.host, broker.port) as client:
