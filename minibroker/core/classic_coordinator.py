@@ -239,7 +239,8 @@ class ClassicGroupCoordinator:
         now = self.clock.now_ms()
         if group.state is GroupState.EMPTY:
             group.join_not_before_ms = now + self.config["group.initial.rebalance.delay.ms"]
-        group.state = GroupState.PREPARING_REBALANCE
+        if group.state is not GroupState.PREPARING_REBALANCE:  # already there: only its deadline starts again
+            group.transition_to(GroupState.PREPARING_REBALANCE)
         group.state_timestamp_ms = now
         group.rebalance_deadline_ms = now + max(group.rebalance_timeout_ms(),
                                                 self.config["group.initial.rebalance.delay.ms"])
@@ -259,14 +260,14 @@ class ClassicGroupCoordinator:
         now = self.clock.now_ms()
         group.state_timestamp_ms = now
         if not group.members:
-            group.state = GroupState.EMPTY
+            group.transition_to(GroupState.EMPTY)
             group.protocol_name = None
             group.leader_id = None
             return
         group.protocol_name = group.select_protocol()
         if group.leader_id not in group.members:
             group.leader_id = next(iter(group.members))
-        group.state = GroupState.COMPLETING_REBALANCE
+        group.transition_to(GroupState.COMPLETING_REBALANCE)
         group.rebalance_deadline_ms = now + group.rebalance_timeout_ms()
         for member in group.members.values():
             member.assignment = b""
@@ -325,7 +326,7 @@ class ClassicGroupCoordinator:
         member.sync_waiter = waiter
         if member_id == group.leader_id:
             given = dict(assignments)
-            group.state = GroupState.STABLE
+            group.transition_to(GroupState.STABLE)
             group.state_timestamp_ms = self.clock.now_ms()
             for each in group.members.values():
                 each.assignment = given.get(each.member_id, b"")

@@ -12,6 +12,7 @@ from enum import Enum
 from ..protocol.consumer_protocol import CONSUMER_PROTOCOL_TYPE, subscribed_topics
 from ..protocol.errors import ErrorCode
 from .pending import Pending
+from .transitions import PreviousStates
 
 
 class GroupState(Enum):
@@ -22,6 +23,17 @@ class GroupState(Enum):
     COMPLETING_REBALANCE = "CompletingRebalance"
     STABLE = "Stable"
     DEAD = "Dead"
+
+
+# Kafka's ClassicGroupState.validPreviousStates: each state and the states it may be entered from
+_G = GroupState
+TRANSITIONS: PreviousStates[GroupState] = PreviousStates("classic group", {
+    _G.PREPARING_REBALANCE: frozenset({_G.STABLE, _G.COMPLETING_REBALANCE, _G.EMPTY}),
+    _G.COMPLETING_REBALANCE: frozenset({_G.PREPARING_REBALANCE}),
+    _G.STABLE: frozenset({_G.COMPLETING_REBALANCE}),
+    _G.DEAD: frozenset({_G.STABLE, _G.PREPARING_REBALANCE, _G.COMPLETING_REBALANCE, _G.EMPTY, _G.DEAD}),
+    _G.EMPTY: frozenset({_G.PREPARING_REBALANCE}),
+})
 
 
 @dataclass(eq=False)
@@ -53,7 +65,7 @@ class Group:
     """A classic group: members, generation and chosen protocol."""
 
     group_id: str
-    state: GroupState = GroupState.EMPTY
+    state: GroupState = GroupState.EMPTY  # changed by `transition_to` only
     generation_id: int = 0
     protocol_type: str | None = None
     protocol_name: str | None = None
@@ -64,6 +76,10 @@ class Group:
     rebalance_deadline_ms: int = 0
     join_not_before_ms: int = 0  # group.initial.rebalance.delay.ms from Empty
     state_timestamp_ms: int = 0
+
+    def transition_to(self, state: GroupState) -> None:
+        """Enter `state`; IllegalTransition unless Kafka's table allows it from the current one."""
+        self.state = TRANSITIONS.check(self.state, state)
 
     def is_static_member_fenced(self, group_instance_id: str | None, member_id: str) -> bool:
         if group_instance_id is None:

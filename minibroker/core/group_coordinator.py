@@ -259,7 +259,7 @@ class GroupCoordinator:
                 continue
             all_expired = self.offset_metadata.cleanup_expired_offsets(group.group_id, group.state_timestamp_ms)
             if all_expired and not group.members:
-                group.state = GroupState.DEAD
+                group.transition_to(GroupState.DEAD)
                 del self.groups[group.group_id]
         for modern in list(self.consumer.groups.values()):
             if modern.members:
@@ -395,7 +395,7 @@ class GroupCoordinator:
             return ErrorCode.GROUP_ID_NOT_FOUND
         if group.state is not GroupState.EMPTY or open_transaction:
             return ErrorCode.NON_EMPTY_GROUP
-        group.state = GroupState.DEAD
+        group.transition_to(GroupState.DEAD)
         del self.groups[group_id]
         self.offset_metadata.delete_all_offsets(group_id)
         return ErrorCode.NONE

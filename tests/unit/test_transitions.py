@@ -226,3 +226,67 @@ def test_the_transaction_coordinator_steps_through_its_table(monkeypatch: pytest
                       (T.ONGOING, T.PREPARE_ABORT), (T.PREPARE_ABORT, T.COMPLETE_ABORT), (T.COMPLETE_ABORT, T.EMPTY),
                       (T.ONGOING, T.PREPARE_EPOCH_FENCE), (T.PREPARE_EPOCH_FENCE, T.PREPARE_ABORT),
                       (T.COMPLETE_ABORT, T.DEAD)}
+
+
+# -- classic groups (Kafka's ClassicGroupState.validPreviousStates) -----------------------------------------
+
+
+def test_classic_group_states_follow_kafkas_valid_previous_states() -> None:
+    from minibroker.core.classic_group import TRANSITIONS, Group, GroupState
+
+    allowed = set(TRANSITIONS.steps())
+    assert len(allowed) == 11
+    for before in GroupState:
+        for target in GroupState:
+            group = Group("g", state=before)
+            if (before, target) in allowed:
+                group.transition_to(target)
+                assert group.state is target
+            else:
+                with pytest.raises(IllegalTransition):
+                    group.transition_to(target)
+                assert group.state is before
+
+
+def test_the_classic_coordinator_steps_through_its_table(monkeypatch: pytest.MonkeyPatch) -> None:
+    from minibroker.core import classic_group
+    from minibroker.core.classic_group import GroupState as G
+    from minibroker.core.group_coordinator import GroupCoordinator
+    from minibroker.core.pending import Pending
+    from minibroker.testing import TEST_BROKER_CONFIG
+
+    walked: set[tuple[Any, Any]] = set()
+
+    class Recorded(PreviousStates[G]):
+        def check(self, current: G, target: G) -> G:
+            walked.add((current, target))
+            return super().check(current, target)
+
+    monkeypatch.setattr(classic_group, "TRANSITIONS", Recorded("classic group", classic_group.TRANSITIONS.table))
+    from minibroker.core.config import BrokerConfig
+
+    c = GroupCoordinator(BrokerConfig({**TEST_BROKER_CONFIG, "group.min.session.timeout.ms": "10"}), ManualClock(),
+                         lambda topic, partition: topic == "t")
+
+    def join(member_id: str = "") -> Any:
+        result = c.join("g", member_id, None, "client", "/127.0.0.1", 1000, 5000, "consumer", [("range", b"r")],
+                        require_known_member_id=False, supports_skip_assignment=True)
+        assert isinstance(result, Pending)
+        return result
+
+    first = join().result()  # Empty -> PreparingRebalance -> CompletingRebalance
+    c.sync("g", 1, first.member_id, None, None, None, [(first.member_id, b"a")])  # -> Stable
+    second = join()  # a newcomer: Stable -> PreparingRebalance
+    rejoined = join(first.member_id)
+    assert second.done and rejoined.done  # -> CompletingRebalance
+    # the leader never syncs: at the rebalance deadline CompletingRebalance -> PreparingRebalance
+    c.clock.advance(5000)
+    c.tick()
+    c.clock.advance(5000)
+    c.tick()  # nobody rejoined: PreparingRebalance -> Empty
+    assert c.groups["g"].state is G.EMPTY
+    assert c.delete_groups(["g"]) == [0] and "g" not in c.groups  # Empty -> Dead
+    assert walked == {(G.EMPTY, G.PREPARING_REBALANCE), (G.PREPARING_REBALANCE, G.COMPLETING_REBALANCE),
+                      (G.COMPLETING_REBALANCE, G.STABLE), (G.STABLE, G.PREPARING_REBALANCE),
+                      (G.COMPLETING_REBALANCE, G.PREPARING_REBALANCE), (G.PREPARING_REBALANCE, G.EMPTY),
+                      (G.EMPTY, G.DEAD)}
