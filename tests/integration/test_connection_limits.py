@@ -180,7 +180,8 @@ def test_queued_max_request_bytes_holds_back_a_frame_until_memory_is_free() -> N
             first.send_raw(frame[:-10])
             wait_until(lambda: broker.call(lambda: reserved(broker)) == size)
             second.send_raw(b_frame[:-10])  # its size prefix is read: the pool has no room for its frame
-            time.sleep(0.2)
+            wait_until(lambda: broker.call(lambda: any(c.state.buffered_bytes and not c.state.reserved_request_bytes
+                                                       for c in broker.broker.connections)))
             second.send_raw(b_frame[-10:])  # complete, but no longer read
             time.sleep(0.5)  # a generous moment in which an answer would come if it were read
             second.sock.setblocking(False)

@@ -56,7 +56,7 @@ def test_parked_read_committed_fetch_does_not_answer_with_an_open_transaction(br
         assert (answer.records, answer.high_watermark, answer.last_stable_offset) == (b"", 3, 0)
 
         consumer.send_raw(fetch_frame(consumer, topic, 0, max_wait_ms=30000))
-        time.sleep(0.3)
+        time.sleep(0.3)  # let the fetch park before the commit (generous; the answer must not depend on it)
         assert producer.end(commit=True) == 0
 
         answer = read_fetch_answer(consumer)  # woken by the COMMIT marker
