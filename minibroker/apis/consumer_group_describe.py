@@ -12,13 +12,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..core.acls import AclOperation, ResourceType
 from ..core.consumer_groups import Assignment, consumer_protocol_enabled
 from ..protocol.errors import ErrorCode
 from ..protocol.messages import ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse
-from .authorized_operations import to_32bit_field
 from .context import RequestContext
-from .group_common import coordinator_error
+from .group_common import describe_each
 
 API_KEY = 69
 MIN_VERSION, MAX_VERSION = 0, 1
@@ -40,19 +38,8 @@ def handle(request: ConsumerGroupDescribeRequest, ctx: RequestContext) -> Consum
     if not consumer_protocol_enabled(ctx.cluster.config):
         return ConsumerGroupDescribeResponse(throttle_time_ms=0, groups=[
             _failed(g, ErrorCode.UNSUPPORTED_VERSION) for g in request.group_ids])
-    groups = []
-    for group_id in request.group_ids:
-        if not ctx.authorize(AclOperation.DESCRIBE, ResourceType.GROUP, group_id):
-            groups.append(_failed(group_id, ErrorCode.GROUP_AUTHORIZATION_FAILED))
-            continue
-        error = coordinator_error(ctx, group_id)
-        if error is not None:
-            groups.append(_failed(group_id, error))
-            continue
-        described = _describe(ctx, group_id)
-        if described.error_code == 0 and request.include_authorized_operations:
-            described.authorized_operations = to_32bit_field(ctx.authorized_operations(ResourceType.GROUP, group_id))
-        groups.append(described)
+    groups = describe_each(ctx, request.group_ids, request.include_authorized_operations, _failed,
+                           lambda group_id: _describe(ctx, group_id))
     return ConsumerGroupDescribeResponse(throttle_time_ms=0, groups=groups)
 
 

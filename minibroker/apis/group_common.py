@@ -6,7 +6,12 @@ so a refused caller learns nothing about where the group lives.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
+from ..core.acls import AclOperation, ResourceType
 from ..protocol.errors import ErrorCode
+from .authorized_operations import to_32bit_field
 from .context import RequestContext
 
 
@@ -15,3 +20,24 @@ def coordinator_error(ctx: RequestContext, group_id: str) -> ErrorCode | None:
     if ctx.cluster.coordinator_node(group_id).node_id != ctx.node.node_id:
         return ErrorCode.NOT_COORDINATOR
     return None
+
+
+def describe_each(ctx: RequestContext, group_ids: list[str], include_authorized_operations: bool,
+                  failed: Callable[[str, ErrorCode], Any], describe: Callable[[str], Any]) -> list[Any]:
+    """The per-group answers of a KIP-848-style describe (ConsumerGroupDescribe, ShareGroupDescribe, ...):
+    DESCRIBE on each group, else GROUP_AUTHORIZATION_FAILED; the coordinator check; then `describe(group_id)`,
+    with the caller's authorized operations on the group when asked for and it was found."""
+    groups = []
+    for group_id in group_ids:
+        if not ctx.authorize(AclOperation.DESCRIBE, ResourceType.GROUP, group_id):
+            groups.append(failed(group_id, ErrorCode.GROUP_AUTHORIZATION_FAILED))
+            continue
+        error = coordinator_error(ctx, group_id)
+        if error is not None:
+            groups.append(failed(group_id, error))
+            continue
+        described = describe(group_id)
+        if described.error_code == 0 and include_authorized_operations:
+            described.authorized_operations = to_32bit_field(ctx.authorized_operations(ResourceType.GROUP, group_id))
+        groups.append(described)
+    return groups

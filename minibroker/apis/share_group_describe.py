@@ -12,13 +12,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..core.acls import AclOperation, ResourceType
 from ..core.share_groups import ASSIGNOR_NAME
 from ..protocol.errors import ErrorCode
 from ..protocol.messages import ShareGroupDescribeRequest, ShareGroupDescribeResponse
-from .authorized_operations import to_32bit_field
 from .context import RequestContext
-from .group_common import coordinator_error
+from .group_common import describe_each
 from .share_common import share_enabled, share_state
 
 API_KEY = 77
@@ -39,19 +37,8 @@ def handle(request: ShareGroupDescribeRequest, ctx: RequestContext) -> ShareGrou
     if not share_enabled(ctx.cluster):
         return ShareGroupDescribeResponse(throttle_time_ms=0, groups=[
             _failed(g, ErrorCode.UNSUPPORTED_VERSION) for g in request.group_ids])
-    groups = []
-    for group_id in request.group_ids:
-        if not ctx.authorize(AclOperation.DESCRIBE, ResourceType.GROUP, group_id):
-            groups.append(_failed(group_id, ErrorCode.GROUP_AUTHORIZATION_FAILED))
-            continue
-        error = coordinator_error(ctx, group_id)
-        if error is not None:
-            groups.append(_failed(group_id, error))
-            continue
-        described = _describe(ctx, group_id)
-        if described.error_code == 0 and request.include_authorized_operations:
-            described.authorized_operations = to_32bit_field(ctx.authorized_operations(ResourceType.GROUP, group_id))
-        groups.append(described)
+    groups = describe_each(ctx, request.group_ids, request.include_authorized_operations, _failed,
+                           lambda group_id: _describe(ctx, group_id))
     return ShareGroupDescribeResponse(throttle_time_ms=0, groups=groups)
 
 
