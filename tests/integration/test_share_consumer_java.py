@@ -11,22 +11,16 @@ with delivery count 2. Against the reference Kafka the outcomes are the same.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.helpers import unique_topic
-from tests.integration.clients import JAVA_CURRENT, JavaClients
+from tests.integration.clients import JavaClients
 
 pytestmark = [pytest.mark.java, pytest.mark.timeout(600)]
 
 COUNT = 30
-
-
-@pytest.fixture(scope="module")
-def java(tmp_path_factory: pytest.TempPathFactory) -> JavaClients:
-    return JavaClients(Path(tmp_path_factory.mktemp("java-classes")), version=JAVA_CURRENT)
 
 
 def share_consume(java: JavaClients, target: Any, topic: str, group: str, mode: str = "explicit") -> dict[str, Any]:
