@@ -65,12 +65,16 @@ class OwnershipTimeline:
         return sum(1 for member, kind, _ in self.events if member == name and kind == "assign")
 
 
-def produce_values(bootstrap_servers: str, topic: str, start: int, count: int, partitions: int) -> None:
-    """Values v-<start>..v-<start+count-1>, round-robin over `partitions` partitions, all acknowledged."""
-    producer = Producer({"bootstrap.servers": bootstrap_servers})
+def produce(broker: Any, topic: str, start: int, count: int, partitions: int, keyed: bool = False) -> None:
+    """Values v-<start>..v-<start+count-1> (keys k-I when `keyed`), record i to partition i % `partitions`, all
+    acknowledged."""
+    producer = Producer({"bootstrap.servers": broker.bootstrap_servers})
+    errors: list[Any] = []
     for i in range(start, start + count):
-        producer.produce(topic, value=f"v-{i}".encode(), partition=i % partitions)
+        producer.produce(topic, value=f"v-{i}".encode(), key=f"k-{i}".encode() if keyed else None,
+                         partition=i % partitions, on_delivery=lambda err, _msg: errors.append(err) if err else None)
     assert producer.flush(30) == 0
+    assert errors == []
 
 
 def poll_until(consumers: list[Any], done: Callable[[], bool], settle: float,

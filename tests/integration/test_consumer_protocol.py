@@ -22,7 +22,7 @@ from confluent_kafka import Consumer
 from minibroker.testing.embedded import BrokerThread
 from tests.helpers import unique_topic
 from tests.integration import groups_common
-from tests.integration.groups_common import OwnershipTimeline, produce_values
+from tests.integration.groups_common import OwnershipTimeline, produce
 
 SETTLE = 20.0
 BROKER_CONFIG = {"group.consumer.heartbeat.interval.ms": 200, "group.consumer.min.heartbeat.interval.ms": 100}
@@ -37,10 +37,6 @@ def broker() -> Iterator[BrokerThread]:
 def consumer(broker: BrokerThread, group: str, **config: Any) -> Consumer:
     return Consumer({"bootstrap.servers": broker.bootstrap_servers, "group.id": group, "group.protocol": "consumer",
                      "auto.offset.reset": "earliest", "enable.auto.commit": False, **config})
-
-
-def produce(broker: BrokerThread, topic: str, count: int, partitions: int, start: int = 0) -> None:
-    produce_values(broker.bootstrap_servers, topic, start, count, partitions)
 
 
 def poll_until(consumers: list[Consumer], done: Callable[[], bool], sink: list[Any] | None = None) -> None:
@@ -74,7 +70,7 @@ def test_partitions_move_between_members_never_owned_twice(broker: BrokerThread)
 def test_commits_resume_without_redelivery(broker: BrokerThread) -> None:
     topic, group = unique_topic(), unique_topic("g")
     broker.create_topic(topic, 3)
-    produce(broker, topic, 30, 3)
+    produce(broker, topic, 0, 30, 3)
     seen: list[Any] = []
     member = consumer(broker, group)
     member.subscribe([topic])
@@ -82,7 +78,7 @@ def test_commits_resume_without_redelivery(broker: BrokerThread) -> None:
     member.commit(asynchronous=False)
     committed = {(m.partition(), m.offset()) for m in seen}
     member.close()
-    produce(broker, topic, 30, 3, start=30)
+    produce(broker, topic, 30, 30, 3)
     again: list[Any] = []
     member = consumer(broker, group)
     member.subscribe([topic])
@@ -168,13 +164,13 @@ def test_java_consumer_with_the_consumer_protocol(broker: BrokerThread, tmp_path
     target = _JavaTarget(broker)
     topic, group = unique_topic(), unique_topic("g")
     broker.create_topic(topic, 3)
-    produce(broker, topic, 30, 3)
+    produce(broker, topic, 0, 30, 3)
     first = java.run(target, "GroupConsumer", topic, group, "expect=30", "commit=true", "group.protocol=consumer",
                      timeout=90).check().lines()
     assigned = {p for e in first if e.get("event") == "assigned" for p in e["partitions"]}
     assert assigned == {0, 1, 2}
     assert len([e for e in first if e.get("event") == "record"]) == 30
-    produce(broker, topic, 9, 3, start=30)
+    produce(broker, topic, 30, 9, 3)
     second = java.run(target, "GroupConsumer", topic, group, "expect=9", "linger.ms=500",
                       "group.protocol=consumer", timeout=90).check().lines()
     offsets = [e["offset"] for e in second if e.get("event") == "record"]

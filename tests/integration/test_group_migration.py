@@ -18,7 +18,7 @@ from confluent_kafka import Consumer
 from minibroker.testing.embedded import BrokerThread
 from tests.helpers import unique_topic
 from tests.integration import groups_common
-from tests.integration.groups_common import OwnershipTimeline, produce_values
+from tests.integration.groups_common import OwnershipTimeline, produce
 
 SETTLE = 30.0
 BROKER_CONFIG = {"group.consumer.heartbeat.interval.ms": 200, "group.consumer.min.heartbeat.interval.ms": 100}
@@ -37,10 +37,6 @@ def consumer(broker: BrokerThread, group: str, protocol: str) -> Consumer:
     if protocol == "classic":
         config.update({"heartbeat.interval.ms": 200, "session.timeout.ms": 6000})
     return Consumer(config)
-
-
-def produce(broker: BrokerThread, topic: str, start: int, count: int, partitions: int) -> None:
-    produce_values(broker.bootstrap_servers, topic, start, count, partitions)
 
 
 def poll_until(consumers: list[Consumer], done: Callable[[], bool], sink: list[Any]) -> None:

@@ -11,11 +11,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from confluent_kafka import Producer
 
 from tests.helpers import unique_topic
 from tests.integration.clients import ClientRun, node_dir, require_binary, run_client
-from tests.integration.groups_common import create_topic, report_first_join
+from tests.integration.groups_common import create_topic, produce, report_first_join
 
 pytestmark = pytest.mark.kafkajs
 
@@ -25,14 +24,6 @@ def node() -> Path:
     """tests/clients/node, with KafkaJS installed."""
     require_binary("node")
     return node_dir()
-
-
-def produce(broker: Any, topic: str, start: int, count: int, partitions: int) -> None:
-    """Records start..start+count-1 with value "v-I", record i to partition i % partitions."""
-    producer = Producer({"bootstrap.servers": broker.bootstrap_servers, "acks": "all", "linger.ms": 5})
-    for i in range(start, start + count):
-        producer.produce(topic, value=f"v-{i}".encode(), partition=i % partitions)
-    assert producer.flush(30) == 0
 
 
 def group_consume(node: Path, broker: Any, topic: str, group: str, expect: int,

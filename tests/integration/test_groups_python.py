@@ -19,28 +19,17 @@ from typing import Any
 import pytest
 from aiokafka import AIOKafkaConsumer
 from aiokafka.abc import ConsumerRebalanceListener as AioRebalanceListener
-from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, KafkaException, Producer, TopicPartition
+from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient
 from kafka import ConsumerRebalanceListener as KpRebalanceListener
 from kafka import KafkaConsumer
 from kafka import TopicPartition as KpTopicPartition
 
 from tests.helpers import unique_topic
-from tests.integration.groups_common import create_topic, report_first_join
+from tests.integration.groups_common import create_topic, produce, report_first_join
 
 #: Upper bound on any single wait for a group to settle.
 SETTLE = 30.0
-
-
-def produce(broker: Any, topic: str, start: int, count: int, partitions: int) -> None:
-    """Records start..start+count-1 with value b"v-I", record i to partition i % partitions."""
-    producer = Producer({"bootstrap.servers": broker.bootstrap_servers, "acks": "all", "linger.ms": 5})
-    errors: list[Any] = []
-    for i in range(start, start + count):
-        producer.produce(topic, value=f"v-{i}".encode(), key=f"k-{i}".encode(), partition=i % partitions,
-                         on_delivery=lambda err, _msg: errors.append(err) if err else None)
-    assert producer.flush(30) == 0
-    assert errors == []
 
 
 def index(value: bytes) -> int:
@@ -143,7 +132,7 @@ def test_confluent_commit_close_restart_resumes(broker: Any, cf_members: list[Cf
     topic = unique_topic("cfg-resume")
     group = unique_topic("cfg-resume-group")
     create_topic(broker, topic, 3)
-    produce(broker, topic, 0, 30, 3)
+    produce(broker, topic, 0, 30, 3, keyed=True)
 
     first = CfMember(broker, topic, group)
     cf_members.append(first)
@@ -155,7 +144,7 @@ def test_confluent_commit_close_restart_resumes(broker: Any, cf_members: list[Cf
                                                                              (2, 10, None)]
     first.close()
 
-    produce(broker, topic, 30, 21, 3)
+    produce(broker, topic, 30, 21, 3, keyed=True)
     second = CfMember(broker, topic, group)
     cf_members.append(second)
     got = cf_consume(second, 21, linger=1.5)
@@ -369,7 +358,7 @@ def test_kafka_python_commit_close_restart_resumes(broker: Any, kp_members: list
     topic = unique_topic("kpg-resume")
     group = unique_topic("kpg-resume-group")
     create_topic(broker, topic, 3)
-    produce(broker, topic, 0, 30, 3)
+    produce(broker, topic, 0, 30, 3, keyed=True)
 
     first = KpMember(broker, topic, group)
     kp_members.append(first)
@@ -379,7 +368,7 @@ def test_kafka_python_commit_close_restart_resumes(broker: Any, kp_members: list
         assert first.consumer.committed(KpTopicPartition(topic, p)) == 10
     first.close()
 
-    produce(broker, topic, 30, 21, 3)
+    produce(broker, topic, 30, 21, 3, keyed=True)
     second = KpMember(broker, topic, group)
     kp_members.append(second)
     got = kp_consume(second, 21, linger=1.5)
@@ -493,7 +482,7 @@ async def aio_consume(broker: Any, topic: str, group: str, expect: int, linger: 
 async def test_aiokafka_first_join_time(broker: Any) -> None:
     topic = unique_topic("aiog-join")
     create_topic(broker, topic, 2)
-    produce(broker, topic, 0, 2, 2)
+    produce(broker, topic, 0, 2, 2, keyed=True)
     _, listener, started, subscribed = await aio_consume(broker, topic, unique_topic("aiog-join-group"), 2, 0, False)
     assigns = [(parts, at) for kind, parts, at in listener.events if kind == "assign"]
     assert [parts for parts, _ in assigns] == [[0, 1]], listener.events
@@ -506,11 +495,11 @@ async def test_aiokafka_commit_stop_restart_resumes(broker: Any) -> None:
     topic = unique_topic("aiog-resume")
     group = unique_topic("aiog-resume-group")
     create_topic(broker, topic, 3)
-    produce(broker, topic, 0, 30, 3)
+    produce(broker, topic, 0, 30, 3, keyed=True)
     records, *_ = await aio_consume(broker, topic, group, 30, 0.5, True)
     assert sorted(index(r.value) for r in records) == list(range(30))
 
-    produce(broker, topic, 30, 21, 3)
+    produce(broker, topic, 30, 21, 3, keyed=True)
     records, *_ = await aio_consume(broker, topic, group, 21, 1.5, True)
     got = sorted(index(r.value) for r in records)
     assert got == list(range(30, 51)), f"expected exactly records 30..50 once, got {got}"
