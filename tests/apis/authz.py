@@ -7,6 +7,7 @@ asserts is what a client would read; only the socket is left out.
 from __future__ import annotations
 
 import struct
+import uuid
 from typing import Any
 
 from minibroker.apis.context import Session
@@ -24,6 +25,7 @@ from minibroker.core.clock import ManualClock
 from minibroker.core.cluster import Cluster
 from minibroker.core.cluster_model import Node
 from minibroker.core.config import BrokerConfig
+from minibroker.protocol.messages import OffsetCommitRequest
 from minibroker.testing import TEST_BROKER_CONFIG
 from minibroker.testing.wire import WireClient
 
@@ -79,3 +81,42 @@ def call(cluster: Cluster, request: Any, version: int, principal: str = "User:al
     raw = answer if isinstance(answer, bytes) else b"".join(bytes(part) for part in answer)
     assert struct.unpack_from(">i", raw)[0] == len(raw) - 4
     return WireClient.decode_response(raw[4:], request.API_KEY, version)[1]
+
+
+def call_node(cluster: Cluster, request: Any, version: int, to: Node | None = None,
+              principal: str = "User:ANONYMOUS") -> Any:
+    """`call` to node `to` (the first by default), as the anonymous principal unless told."""
+    return call(cluster, request, version, principal, to=to)
+
+
+def coordinator(cluster: Cluster, group: str) -> Node:
+    """The node that coordinates `group`."""
+    return cluster.coordinator_node(group)
+
+
+def other_node(cluster: Cluster, group: str) -> Node:
+    """A node that does not coordinate `group`."""
+    return next(n for n in cluster.nodes if n.node_id != cluster.coordinator_node(group).node_id)
+
+
+def unknown_topic_id(name: str) -> uuid.UUID:
+    """The id a request gives topic `name`, which the cluster does not know: one per name, the same every run."""
+    return uuid.uuid5(uuid.NAMESPACE_URL, f"minibroker-test:unknown-topic:{name}")
+
+
+def offset_commit(group: str, *partitions: tuple[str, int], generation: int = -1, member_id: str = "",
+                  by_id: Cluster | None = None, offset: int = 5) -> Any:
+    """OffsetCommit of `offset` for each (topic, partition), one topic entry each; with `by_id` topics go by id
+    (v10), an unknown one by `unknown_topic_id`."""
+    _Topic = OffsetCommitRequest.OffsetCommitRequestTopic
+    topics = []
+    for name, index in partitions:
+        part = _Topic.OffsetCommitRequestPartition(partition_index=index, committed_offset=offset,
+                                                   committed_leader_epoch=-1, committed_metadata="m")
+        if by_id is None:
+            topics.append(_Topic(name=name, partitions=[part]))
+        else:
+            known = by_id.topics.get(name)
+            topics.append(_Topic(topic_id=known.topic_id if known else unknown_topic_id(name), partitions=[part]))
+    return OffsetCommitRequest(group_id=group, generation_id_or_member_epoch=generation, member_id=member_id,
+                               group_instance_id=None, retention_time_ms=-1, topics=topics)

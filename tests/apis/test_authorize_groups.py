@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import uuid
 from typing import Any
 
 from minibroker.core.acls import AclOperation
@@ -16,13 +15,13 @@ from minibroker.protocol.messages import (
     JoinGroupRequest,
     LeaveGroupRequest,
     ListGroupsRequest,
-    OffsetCommitRequest,
     OffsetDeleteRequest,
     OffsetFetchRequest,
     SyncGroupRequest,
 )
 
-from .authz import ADMIN, Op, Pattern, Type, allow, call, deny, secured_cluster
+from .authz import ADMIN, Op, Pattern, Type, allow, call, deny, secured_cluster, unknown_topic_id
+from .authz import offset_commit as commit
 
 ALICE, BOB = "User:alice", "User:bob"
 GAF = ErrorCode.GROUP_AUTHORIZATION_FAILED
@@ -53,22 +52,6 @@ def leave(group: str, member_id: str) -> Any:
                              members=[LeaveGroupRequest.MemberIdentity(member_id=member_id)])
 
 
-def commit(group: str, *topics: tuple[str, int], offset: int = 5, by_id: Cluster | None = None) -> Any:
-    """Commit `offset` for each (topic, partition); with `by_id`, name topics by id as v10 does."""
-    _Topic = OffsetCommitRequest.OffsetCommitRequestTopic
-    entries = []
-    for name, partition in topics:
-        part = _Topic.OffsetCommitRequestPartition(partition_index=partition, committed_offset=offset,
-                                                   committed_leader_epoch=-1, committed_metadata="m")
-        if by_id is None:
-            entries.append(_Topic(name=name, partitions=[part]))
-        else:
-            known = by_id.topics.get(name)
-            entries.append(_Topic(topic_id=known.topic_id if known else uuid.uuid4(), partitions=[part]))
-    return OffsetCommitRequest(group_id=group, generation_id_or_member_epoch=-1, member_id="",
-                               group_instance_id=None, retention_time_ms=-1, topics=entries)
-
-
 def commit_codes(response: Any) -> list[int]:
     return [p.error_code for t in response.topics for p in t.partitions]
 
@@ -89,7 +72,7 @@ def fetch_v8(*groups: tuple[str, list[str] | None], by_id: Cluster | None = None
         listed = None
         if topics is not None:
             listed = [_Topics(name=t, partition_indexes=[0]) if by_id is None else
-                      _Topics(topic_id=by_id.topics[t].topic_id if t in by_id.topics else uuid.uuid4(),
+                      _Topics(topic_id=by_id.topics[t].topic_id if t in by_id.topics else unknown_topic_id(t),
                               partition_indexes=[0]) for t in topics]
         wanted.append(_Group(group_id=group, member_id=None, member_epoch=-1, topics=listed))
     return OffsetFetchRequest(groups=wanted, require_stable=False)

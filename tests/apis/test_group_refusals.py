@@ -7,7 +7,6 @@ coordinator gives for what reaches it (GroupCoordinatorService, OffsetMetadataMa
 
 from __future__ import annotations
 
-import uuid
 from typing import Any
 
 from minibroker.core.acls import STANDARD_AUTHORIZER
@@ -20,14 +19,14 @@ from minibroker.protocol.messages import (
     DeleteGroupsRequest,
     FindCoordinatorRequest,
     JoinGroupRequest,
-    OffsetCommitRequest,
     OffsetDeleteRequest,
     SyncGroupRequest,
 )
 from minibroker.testing import TEST_BROKER_CONFIG
 
-from . import authz
-from .authz import ADMIN, Op, Type, allow, secured_cluster
+from .authz import ADMIN, Op, Type, allow, coordinator, other_node, secured_cluster
+from .authz import call_node as call
+from .authz import offset_commit as commit
 
 NOW = 1_700_000_000_000
 ALICE = "User:alice"
@@ -44,19 +43,6 @@ def two_nodes(**configs: Any) -> Cluster:
                    nodes=[Node(1, "127.0.0.1", 9092), Node(2, "127.0.0.1", 9093)])
 
 
-def coordinator(c: Cluster, group: str) -> Node:
-    return c.coordinator_node(group)
-
-
-def other_node(c: Cluster, group: str) -> Node:
-    return next(n for n in c.nodes if n.node_id != c.coordinator_node(group).node_id)
-
-
-def call(c: Cluster, request: Any, version: int, node: Node | None = None, principal: str = "User:ANONYMOUS") -> Any:
-    """Send `request` at `version` to `node` (the first by default) and decode the answer from bytes."""
-    return authz.call(c, request, version, principal, to=node)
-
-
 # -- request builders -----------------------------------------------------------------------------------------
 
 def join(group: str, member_id: str = "") -> Any:
@@ -71,23 +57,6 @@ def sync(group: str, generation: int, member_id: str, protocol_type: str | None 
         SyncGroupRequest.SyncGroupRequestAssignment(member_id=member_id, assignment=assignment)]
     return SyncGroupRequest(group_id=group, generation_id=generation, member_id=member_id, group_instance_id=None,
                             protocol_type=protocol_type, protocol_name=protocol_name, assignments=assignments)
-
-
-def commit(group: str, *partitions: tuple[str, int], generation: int = -1, member_id: str = "",
-           by_id: Cluster | None = None, offset: int = 5) -> Any:
-    """Commit `offset` for each (topic, partition), one topic entry each; with `by_id` topics go by id (v10)."""
-    _Topic = OffsetCommitRequest.OffsetCommitRequestTopic
-    topics = []
-    for name, index in partitions:
-        part = _Topic.OffsetCommitRequestPartition(partition_index=index, committed_offset=offset,
-                                                   committed_leader_epoch=-1, committed_metadata="m")
-        if by_id is None:
-            topics.append(_Topic(name=name, partitions=[part]))
-        else:
-            known = by_id.topics.get(name)
-            topics.append(_Topic(topic_id=known.topic_id if known else uuid.uuid4(), partitions=[part]))
-    return OffsetCommitRequest(group_id=group, generation_id_or_member_epoch=generation, member_id=member_id,
-                               group_instance_id=None, retention_time_ms=-1, topics=topics)
 
 
 def codes(response: Any) -> list[int]:

@@ -25,8 +25,8 @@ from minibroker.protocol.messages import (
     ProduceRequest,
 )
 
-from . import authz
-from .authz import ADMIN, Op, Type, allow, secured_cluster
+from .authz import ADMIN, Op, Type, allow, coordinator, other_node, secured_cluster
+from .authz import call_node as call
 
 NOW = 1_700_000_000_000
 ALICE = "User:alice"
@@ -42,19 +42,6 @@ def nodes(count: int = 2) -> Cluster:
 
 def node(c: Cluster, node_id: int) -> Node:
     return next(n for n in c.nodes if n.node_id == node_id)
-
-
-def coordinator(c: Cluster, group: str) -> Node:
-    return c.coordinator_node(group)
-
-
-def other_node(c: Cluster, group: str) -> Node:
-    return next(n for n in c.nodes if n.node_id != c.coordinator_node(group).node_id)
-
-
-def call(c: Cluster, request: Any, version: int, to: Node | None = None, principal: str = "User:ANONYMOUS") -> Any:
-    """Send `request` at `version` to node `to` (the first by default) and decode the answer from bytes."""
-    return authz.call(c, request, version, principal, to=to)
 
 
 # -- ListOffsets ----------------------------------------------------------------------------------------------
