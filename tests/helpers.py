@@ -33,36 +33,39 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+def _raise_when_expired(timeout: float, what: str | Callable[[], str]) -> Callable[[], None]:
+    """A check that fails the test once `timeout` seconds have passed since it was made."""
+    deadline = time.monotonic() + timeout
+
+    def check() -> None:
+        if time.monotonic() >= deadline:
+            raise AssertionError(f"{what if isinstance(what, str) else what()}: not within {timeout}s")
+    return check
+
+
 def wait_until(condition: Callable[[], T], timeout: float = 10.0, what: str | Callable[[], str] = "the condition",
                interval: float = 0.02) -> T:
     """Poll `condition` until it returns a true value, and return that value; fail the test after `timeout` s.
 
-    `what` names the condition in the failure, or is called then to describe what was seen instead.
-
-    For what a broker or client does on its own time: the test waits for the observable outcome, never for a
-    fixed time, so a loaded machine only makes it slower.
+    `what` names the condition in the failure, or is called then to describe what was seen instead. For what a
+    broker or client does on its own time: the test waits for the observable outcome, never for a fixed time, so
+    a loaded machine only makes it slower.
     """
-    deadline = time.monotonic() + timeout
-    while True:
-        value = condition()
-        if value:
-            return value
-        if time.monotonic() >= deadline:
-            raise AssertionError(f"{what if isinstance(what, str) else what()}: not within {timeout}s")
+    expired = _raise_when_expired(timeout, what)
+    while not (value := condition()):
+        expired()
         time.sleep(interval)
+    return value
 
 
 async def wait_until_async(condition: Callable[[], Any], timeout: float = 10.0, what: str = "the condition",
                            interval: float = 0.01) -> Any:
     """`wait_until` inside an event loop: polls between awaits so the loop's own tasks keep running."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = condition()
-        if value:
-            return value
-        if time.monotonic() >= deadline:
-            raise AssertionError(f"{what}: not within {timeout}s")
+    expired = _raise_when_expired(timeout, what)
+    while not (value := condition()):
+        expired()
         await asyncio.sleep(interval)
+    return value
 
 
 def read_ready_file(popen: subprocess.Popen[Any], ready_file: Path, timeout: float = 20.0) -> dict[str, Any]:
