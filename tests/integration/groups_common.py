@@ -4,15 +4,20 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
+import pytest
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
+from minibroker.testing.embedded import BrokerThread
 from tests.integration.clients import ROOT
 
 JOIN_RESULTS = ROOT / ".cache" / "group-first-join"
+#: Heartbeats of the consumer protocol (KIP-848) every 200 ms: assignments move within a test's patience.
+CONSUMER_PROTOCOL_CONFIG = {"group.consumer.heartbeat.interval.ms": 200,
+                            "group.consumer.min.heartbeat.interval.ms": 100}
 
 
 def report_first_join(client: str, seconds: float, **extra: Any) -> None:
@@ -87,3 +92,10 @@ def poll_until(consumers: list[Any], done: Callable[[], bool], settle: float,
             message = each.poll(0.05)
             if message is not None and message.error() is None and on_message is not None:
                 on_message(message)
+
+
+@pytest.fixture(scope="module", name="broker")
+def consumer_protocol_broker() -> Iterator[BrokerThread]:
+    """The module's `broker`: an embedded broker with CONSUMER_PROTOCOL_CONFIG (import it into the module)."""
+    with BrokerThread(config=CONSUMER_PROTOCOL_CONFIG).start() as running:
+        yield running

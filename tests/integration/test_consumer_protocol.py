@@ -13,7 +13,7 @@ milliseconds instead of Kafka's default 5 s.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -22,16 +22,13 @@ from confluent_kafka import Consumer
 from minibroker.testing.embedded import BrokerThread
 from tests.helpers import unique_topic
 from tests.integration import groups_common
-from tests.integration.groups_common import OwnershipTimeline, produce
+from tests.integration.groups_common import (
+    OwnershipTimeline,
+    consumer_protocol_broker,  # noqa: F401  (the module's broker fixture)
+    produce,
+)
 
 SETTLE = 20.0
-BROKER_CONFIG = {"group.consumer.heartbeat.interval.ms": 200, "group.consumer.min.heartbeat.interval.ms": 100}
-
-
-@pytest.fixture(scope="module")
-def broker() -> Iterator[BrokerThread]:
-    with BrokerThread(config=BROKER_CONFIG).start() as running:
-        yield running
 
 
 def consumer(broker: BrokerThread, group: str, **config: Any) -> Consumer:

@@ -9,25 +9,21 @@ takes every partition back. Heartbeat intervals are lowered so each move takes a
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
-import pytest
 from confluent_kafka import Consumer
 
 from minibroker.testing.embedded import BrokerThread
 from tests.helpers import unique_topic
 from tests.integration import groups_common
-from tests.integration.groups_common import OwnershipTimeline, produce
+from tests.integration.groups_common import (
+    OwnershipTimeline,
+    consumer_protocol_broker,  # noqa: F401  (the module's broker fixture)
+    produce,
+)
 
 SETTLE = 30.0
-BROKER_CONFIG = {"group.consumer.heartbeat.interval.ms": 200, "group.consumer.min.heartbeat.interval.ms": 100}
-
-
-@pytest.fixture(scope="module")
-def broker() -> Iterator[BrokerThread]:
-    with BrokerThread(config=BROKER_CONFIG).start() as running:
-        yield running
 
 
 def consumer(broker: BrokerThread, group: str, protocol: str) -> Consumer:

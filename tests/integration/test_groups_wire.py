@@ -21,6 +21,7 @@ from minibroker.protocol.messages import (
     OffsetFetchRequest,
     SyncGroupRequest,
 )
+from minibroker.testing.process import start_broker
 from minibroker.testing.wire import WireClient
 from tests.helpers import unique_topic, wait_until
 from tests.integration.test_wire_protocol import create_topic
@@ -30,24 +31,10 @@ PROTOCOLS = [JoinGroupRequest.JoinGroupRequestProtocol(name="range", metadata=b"
 
 
 @pytest.fixture(scope="module")
-def group_broker(broker_factory_module):
-    return broker_factory_module("group.min.session.timeout.ms=100")
-
-
-@pytest.fixture(scope="module")
-def broker_factory_module():
-    from minibroker.testing.process import start_broker
-
-    started = []
-
-    def factory(*args):
-        process = start_broker(*args)
-        started.append(process)
-        return process
-
-    yield factory
-    for process in started:
-        process.stop()
+def group_broker():
+    process = start_broker("group.min.session.timeout.ms=100")
+    yield process
+    process.stop()
 
 
 @pytest.fixture
