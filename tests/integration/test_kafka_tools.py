@@ -20,14 +20,13 @@ import re
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from minibroker.testing.process import BrokerProcess, start_broker
+from minibroker.testing.process import BrokerProcess
 from tests.differential.test_cli_tools import JVM_OPTS, TOOLS_LOG4J2, _build_runner
 from tests.reference.launcher import ReferenceUnavailable, jar_dir
 
@@ -67,13 +66,6 @@ class Runs:
 
     by_name: dict[str, Ran]
     seconds: float
-
-
-@pytest.fixture(scope="module")
-def broker() -> Iterator[BrokerProcess]:
-    process = start_broker()
-    yield process
-    process.stop()
 
 
 @pytest.fixture(scope="module")
