@@ -3,8 +3,11 @@
 Mirrors Kafka 4.3.1's GroupMetadataManager for share groups and its SimpleAssignor. Unlike a consumer group, a
 share group's partitions are not owned: many members may be assigned one partition and the share partition
 (core/share_partition.py) hands each record to one of them at a time. So there is no revocation to wait for:
-every change of membership or subscription bumps the group epoch, computes the target assignment at once, and a
-member takes the new epoch and assignment on its next heartbeat.
+every change of membership or subscription bumps the group epoch, and a member takes the epoch and assignment of
+the last target assignment on its next heartbeat. As on Kafka 4.3.1, a target is computed at most once per
+`share.assignment.interval.ms`, and only over share partitions whose state is initialized: a heartbeat that
+subscribes to new partitions initializes them after its target is computed and bumps the epoch again, so a first
+member joins at epoch 2 with nothing and gets its partitions at epoch 3, a heartbeat after the interval.
 
 Members time out after `share.session.timeout.ms` (a group config) without a heartbeat; a member leaving or
 timing out releases every record it holds. Time is the core's clock; expiry is applied when the coordinator is
@@ -39,6 +42,7 @@ class ShareMember:
     client_host: str = ""
     subscribed_topic_names: list[str] = field(default_factory=list)
     assignment: Assignment = field(default_factory=dict)
+    sent_assignment: Assignment | None = None  # the assignment the member was last told
     session_deadline_ms: int = 0
 
 
@@ -51,8 +55,9 @@ class ShareGroup:
     assignment_epoch: int = 0
     members: dict[str, ShareMember] = field(default_factory=dict)
     partitions: dict[tuple[str, int], SharePartition] = field(default_factory=dict)
-    # the partition count of each subscribed topic when the target assignment was last computed
+    # the partition count of each subscribed topic when the group epoch last moved
     partition_counts: dict[str, int] = field(default_factory=dict)
+    assignment_timestamp_ms: int = 0  # when the target assignment was last computed (0: never)
 
     @property
     def state(self) -> str:
@@ -75,24 +80,25 @@ class HeartbeatResult:
     assignment: Assignment | None = None
 
 
-def simple_assignment(members: Mapping[str, list[str]], partitions: Mapping[str, int]) -> dict[str, Assignment]:
-    """SimpleAssignor (homogeneous or not): per topic, its partitions spread over the members subscribed to it.
+def simple_assignment(members: Mapping[str, list[str]], partitions: Mapping[str, list[int]]
+                      ) -> dict[str, Assignment]:
+    """SimpleAssignor: per topic, its assignable partitions spread over the members subscribed to it.
 
     With at least as many members as partitions every member gets one partition and partitions are shared
     round-robin; with fewer members the partitions are dealt round-robin so each is assigned once.
     """
     result: dict[str, Assignment] = {member_id: {} for member_id in members}
     for topic in sorted({name for names in members.values() for name in names}):
-        count = partitions.get(topic, 0)
+        parts = sorted(partitions.get(topic, ()))
         subscribers = sorted(m for m, names in members.items() if topic in names)
-        if count <= 0 or not subscribers:
+        if not parts or not subscribers:
             continue
-        if len(subscribers) >= count:
+        if len(subscribers) >= len(parts):
             for index, member_id in enumerate(subscribers):
-                result[member_id].setdefault(topic, set()).add(index % count)
+                result[member_id].setdefault(topic, set()).add(parts[index % len(parts)])
         else:
-            for partition in range(count):
-                result[subscribers[partition % len(subscribers)]].setdefault(topic, set()).add(partition)
+            for index, partition in enumerate(parts):
+                result[subscribers[index % len(subscribers)]].setdefault(topic, set()).add(partition)
     return result
 
 
@@ -158,13 +164,13 @@ class ShareGroupCoordinator:
             member.subscribed_topic_names = sorted(subscribed_topic_names)
             changed = True
         member.session_deadline_ms = self.clock.now_ms() + self.config_int(group_id, "share.session.timeout.ms")
-        if changed or self._partition_counts_changed(group, topics):
-            self._rebalance(group, topics, start_offset)
-        sent: Assignment | None = None
-        if member.member_epoch != group.assignment_epoch or member_epoch == 0:
+        self._update(group, topics, start_offset, changed or self._partition_counts_changed(group, topics))
+        if member.member_epoch != group.assignment_epoch:
             member.previous_member_epoch = member.member_epoch
             member.member_epoch = group.assignment_epoch
-            sent = member.assignment
+        sent: Assignment | None = None
+        if member_epoch == 0 or member.assignment != member.sent_assignment:  # Kafka sends it when it changed
+            sent = member.sent_assignment = {name: set(parts) for name, parts in member.assignment.items()}
         return HeartbeatResult(member_id=member_id, member_epoch=member.member_epoch,
                                heartbeat_interval_ms=self.config_int(group_id, "share.heartbeat.interval.ms"),
                                assignment=sent)
@@ -225,19 +231,49 @@ class ShareGroupCoordinator:
         """Whether a subscribed topic was created, deleted or grew partitions since the last assignment."""
         return any(group.partition_counts.get(name, 0) != topics.get(name, 0) for name in group.subscribed_topics())
 
-    def _rebalance(self, group: ShareGroup, topics: Mapping[str, int],
-                   start_offset: Callable[[str, str, int], int] | None) -> None:
-        group.group_epoch += 1
-        group.partition_counts = {name: topics.get(name, 0) for name in group.subscribed_topics()}
+    def _update(self, group: ShareGroup, topics: Mapping[str, int],
+                start_offset: Callable[[str, str, int], int] | None, bump: bool) -> None:
+        """Move the group epoch on a change, compute a new target when one is due, then initialize the share
+        partitions the subscriptions reach, as Kafka 4.3.1 does after the heartbeat: their state ready, a new
+        group epoch assigns them (at the next target computation)."""
+        if bump:
+            # as Kafka 4.3.1 (and its consumer groups, consumer_groups.py): a group's first epoch with a
+            # subscription is 2
+            first = group.group_epoch == 0 and bool(group.subscribed_topics())
+            group.group_epoch += 2 if first else 1
+            group.partition_counts = {name: topics.get(name, 0) for name in group.subscribed_topics()}
+        if group.group_epoch > group.assignment_epoch:
+            self._maybe_compute_target(group)
+        if start_offset is not None and self._initialize(group, start_offset):
+            group.group_epoch += 1
+
+    def _maybe_compute_target(self, group: ShareGroup) -> None:
+        """A new target assignment for the group epoch, unless one was computed less than the group's
+        `share.assignment.interval.ms` ago: members then stay at the last assignment epoch."""
+        now, interval = self.clock.now_ms(), self.config_int(group.group_id, "share.assignment.interval.ms")
+        last = group.assignment_timestamp_ms
+        if last and interval and now < last + interval:
+            return
+        assignable: dict[str, list[int]] = {}
+        for name, index in group.partitions:
+            if index < group.partition_counts.get(name, 0):
+                assignable.setdefault(name, []).append(index)
         targets = simple_assignment({m.member_id: m.subscribed_topic_names for m in group.members.values()},
-                                    topics)
-        for member_id, target in targets.items():
-            group.members[member_id].assignment = target
-            if start_offset is not None:
-                for name, parts in target.items():
-                    for partition in parts:
-                        self.share_partition(group.group_id, name, partition, start_offset)
+                                    assignable)
+        for member in group.members.values():
+            member.assignment = targets.get(member.member_id, {})
         group.assignment_epoch = group.group_epoch
+        group.assignment_timestamp_ms = now
+
+    def _initialize(self, group: ShareGroup, start_offset: Callable[[str, str, int], int]) -> bool:
+        """Initialize the share partitions of subscribed topics that have none yet; whether any was."""
+        new = False
+        for name, count in group.partition_counts.items():
+            for index in range(count):
+                if (name, index) not in group.partitions:
+                    self.share_partition(group.group_id, name, index, start_offset)
+                    new = True
+        return new
 
     def _remove_member(self, group: ShareGroup, member_id: str, topics: Mapping[str, int] | None,
                        start_offset: Callable[[str, str, int], int] | None) -> None:
@@ -246,7 +282,7 @@ class ShareGroupCoordinator:
             share_partition.release_member(member_id)
         if topics is None:  # timed out: the topics are as the last assignment saw them
             topics = group.partition_counts
-        self._rebalance(group, topics, start_offset)
+        self._update(group, topics, start_offset, True)
         for callback in self.on_member_removed:
             callback(group.group_id, member_id)
 

@@ -53,6 +53,8 @@ UNORDERED: dict[tuple[str, str], str | tuple[str, ...]] = {
     ("ConsumerGroupDescribe", "groups"): "group_id",
     ("ConsumerGroupDescribe", "groups.members"): "member_id",  # ConsumerGroup's members: a TimelineHashMap by id
     ("JoinGroup", "members"): "member_id",  # ClassicGroup's members: a HashMap by member id
+    ("ShareGroupDescribe", "groups"): "group_id",
+    ("ShareGroupDescribe", "groups.members"): "member_id",  # ShareGroup's members: a TimelineHashMap by id
     ("DeleteGroups", "results"): "group_id",
     ("DescribeProducers", "topics.partitions.active_producers"): "producer_id",  # ProducerStateManager's map
     # DescribeAclsResponse.aclsResources groups the bindings by pattern with Collectors.groupingBy (a HashMap)
