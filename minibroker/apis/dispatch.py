@@ -161,13 +161,24 @@ _NO_SESSION = Session()
 Adjust = Callable[[int, int, Any], tuple[Any, Callable[[Any], None] | None]]
 
 
+def decode_frame(frame: memoryview) -> tuple[RequestHeader, Any]:
+    """A request frame's header and body, decoded as `handle_frame` decodes them (CloseConnection, MalformedRequest).
+
+    The server's request hook (test control) decodes with this when it must see a request on arrival, and hands
+    the body back to `handle_frame` as `decoded`, so no request is decoded twice.
+    """
+    header = parse_header(frame)
+    return header, decode_request(header.api_key, header.api_version, frame[header.body_offset:])
+
+
 def handle_frame(frame: memoryview, cluster: Cluster, node: Node, session: Session | None = None,
-                 adjust: Adjust | None = None, frame_owned: bool = False) -> Outcome:
+                 adjust: Adjust | None = None, frame_owned: bool = False, decoded: Any = None) -> Outcome:
     """Handle one request frame; CloseConnection when Kafka would drop the connection.
 
     `adjust` lets test control (minibroker/testing/control.py) answer instead, or change the answer.
     `frame_owned`: the frame's memory is this request's alone (the connection's `Request.owned`), so
     the log may keep what it stores of it without a copy; otherwise it is only valid during the call.
+    `decoded`: the body as `decode_frame` decoded it from this frame already (by the request hook), or None.
     """
     header = parse_header(frame)
     module = API_MODULES[header.api_key]
@@ -182,7 +193,8 @@ def handle_frame(frame: memoryview, cluster: Cluster, node: Node, session: Sessi
             f"Received request api key {header.api_key} with version {header.api_version} which is not enabled"
         )
     try:
-        request = decode_request(header.api_key, header.api_version, frame[header.body_offset :])
+        request = decoded if decoded is not None else decode_request(header.api_key, header.api_version,
+                                                                      frame[header.body_offset :])
     except MalformedRequest as exc:
         # Kafka's SocketServer closes the connection when RequestContext.parseRequest throws
         raise CloseConnection(request_parse_error(header.api_key, header.api_version, str(exc))) from exc

@@ -240,9 +240,11 @@ class ConnectionAdapter(asyncio.BufferedProtocol):
             return
         hook = self.listener.hook
         try:
-            adjust = hook.before_handling(request.token) if hook is not None else None
+            adjust = decoded = None
+            if hook is not None:
+                adjust, decoded = hook.before_handling(request.token), hook.decoded(request.token)
             outcome = handle_frame(memoryview(request.frame), self.cluster, self.node, self.session, adjust,
-                                   frame_owned=request.owned)
+                                   frame_owned=request.owned, decoded=decoded)
         except Exception as exc:
             if not isinstance(exc, CloseConnection | KafkaError):
                 # one line at INFO like every close; the traceback only with --log-level DEBUG

@@ -67,12 +67,16 @@ class RequestHook(Protocol):
 
     `request_seen`: a request's bytes have all arrived (it may wait behind others before it is
     handled); the token it returns comes back in every later call about that request.
+    `decoded`: the request's body, when the hook decoded it on arrival (`apis.dispatch.decode_frame`), for the
+    dispatcher to handle as it is: no request is decoded twice. None: the dispatcher decodes it.
     `before_handling`: an `Adjust` that answers instead of the API or changes its answer, or None.
     `answer_ready`: the answer is about to be sent: SEND, LATER (the hook calls `send` itself), or
     DropConnection. `answer_sent`: the answer was handed to the socket, or the connection closed first.
     """
 
-    def request_seen(self, frame: memoryview | bytes, node_id: int) -> Any: ...
+    def request_seen(self, frame: memoryview | bytes | bytearray, node_id: int) -> Any: ...
+
+    def decoded(self, token: Any) -> Any: ...
 
     def before_handling(self, token: Any) -> Adjust | None: ...
 
@@ -307,10 +311,11 @@ class Connection:
             frame = self._take_frame()
             if frame is None:
                 return
-            self._queued.append(Request(bytearray(frame), self._seen(frame), owned=True))
+            kept = bytearray(frame)  # what the hook decodes stays valid while the request waits
+            self._queued.append(Request(kept, self._seen(kept), owned=True))
             self._queued_bytes += len(frame) + 4
 
-    def _seen(self, frame: memoryview) -> Any:
+    def _seen(self, frame: memoryview | bytearray) -> Any:
         return self.hook.request_seen(frame, self.node_id) if self.hook is not None else None
 
     # -- answers in, bytes out -------------------------------------------------------------------

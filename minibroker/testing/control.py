@@ -32,9 +32,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..apis import API_MODULES, produce
-from ..apis.dispatch import Adjust
+from ..apis.dispatch import Adjust, decode_frame
 from ..protocol.errors import ErrorCode
-from ..protocol.messages import REQUESTS, RESPONSES
+from ..protocol.messages import RESPONSES
 from ..server.connection import LATER, SEND, AnswerVerdict, DropConnection
 
 if TYPE_CHECKING:
@@ -153,6 +153,7 @@ class Ticket:
     api_key: int
     node_id: int
     partitions: list[TopicPartition] = field(default_factory=list)
+    request: Any = None  # a Produce body decoded on arrival, until the dispatcher takes it (`decoded`)
     errors: list[tuple[Rule, list[TopicPartition] | None]] = field(default_factory=list)
 
 
@@ -257,12 +258,15 @@ class Control:
 
     # -- the server's request hook (server.connection.RequestHook) --------------------------------
 
-    def request_seen(self, frame: memoryview | bytes, node_id: int) -> Ticket:
-        """A request arrived at a node: note which partitions it carries and count it as outstanding."""
+    def request_seen(self, frame: memoryview | bytes | bytearray, node_id: int) -> Ticket:
+        """A request arrived at a node: note which partitions it carries and count it as outstanding.
+
+        A Produce request is decoded here, once: the dispatcher takes the body from `decoded`.
+        """
         api_key = int.from_bytes(bytes(frame[:2]), "big", signed=True)
         ticket = Ticket(api_key, node_id)
         if api_key == PRODUCE:
-            ticket.partitions = self._produce_partitions(frame)
+            ticket.partitions = self._produce_partitions(ticket, frame)
             for topic, partition in ticket.partitions:
                 for key in ((topic, partition, None), (topic, partition, node_id)):
                     now = self._outstanding.get(key, 0) + 1
@@ -296,6 +300,11 @@ class Control:
             self._held.append((ticket.partitions, send))  # until its partitions are released
             return LATER
         return SEND
+
+    def decoded(self, ticket: Ticket) -> Any:
+        """The body decoded on arrival, handed to the dispatcher (and no longer kept here)."""
+        request, ticket.request = ticket.request, None
+        return request
 
     def before_handling(self, ticket: Ticket) -> Adjust | None:
         """How this request's injected errors change its handling, if it has any."""
@@ -361,14 +370,13 @@ class Control:
         if rule.spent and rule in self.rules:
             self.rules.remove(rule)
 
-    def _produce_partitions(self, frame: memoryview | bytes) -> list[TopicPartition]:
-        from ..apis.dispatch import parse_header
-
+    def _produce_partitions(self, ticket: Ticket, frame: memoryview | bytes | bytearray) -> list[TopicPartition]:
+        """The partitions a Produce request carries; its decoded body is kept on the ticket for the dispatcher."""
         try:
-            header = parse_header(memoryview(frame))
-            request = REQUESTS[PRODUCE].decode(memoryview(frame)[header.body_offset:], version=header.api_version)
-        except Exception:  # a malformed request: the dispatcher will refuse it properly
+            header, request = decode_frame(memoryview(frame))
+        except Exception:  # a malformed request: the dispatcher decodes it again and refuses it properly
             return []
+        ticket.request = request
         found: list[TopicPartition] = []
         for topic_data in request.topic_data:
             if header.api_version >= 13:

@@ -220,3 +220,39 @@ def test_clear_keeps_a_broker_threads_start_up_faults():
     with BrokerThread(faults=parse_faults(["metadata:delay=1"])) as broker:
         broker.control.clear()
         assert [f["delay_ms"] for f in broker.control.status()["faults"]] == [1]
+
+
+def test_a_produce_request_is_decoded_once_with_test_control_attached(monkeypatch):
+    """Control sees the request the dispatcher handles: held, queued behind another, or handled at once."""
+    from minibroker.apis import dispatch
+    from minibroker.protocol.messages import REQUESTS
+    from minibroker.testing.embedded import BrokerThread
+
+    decoded: list[int] = []
+    decode_request = dispatch.decode_request
+    engine_decode = REQUESTS[0].decode
+
+    def counted(api_key, version, body):
+        decoded.append(api_key)
+        return decode_request(api_key, version, body)
+
+    def counted_engine(*args, **kwargs):
+        decoded.append(0)
+        return engine_decode(*args, **kwargs)
+
+    monkeypatch.setattr(dispatch, "decode_request", counted)
+    monkeypatch.setattr(REQUESTS[0], "decode", counted_engine)
+    with BrokerThread() as broker:
+        host, port = broker.bootstrap_servers.split(":")
+        topic = unique_topic("ctl")
+        with WireClient(host, int(port)) as wire:
+            create_topic(wire, topic)
+            broker.control.hold(topic, 0)
+            decoded.clear()
+            for _ in range(3):  # the second and third wait behind the held first
+                wire.send_raw(wire.encode_request(produce_request(topic, batch()), 9))
+            wait_until(lambda: broker.control.in_flight(topic, 0)["current"] == 3, 5, "three produce requests seen")
+            broker.control.release(topic, 0)
+            answers = [WireClient.decode_response(wire.read_frame(), 0, 9)[1] for _ in range(3)]
+    assert [a.responses[0].partition_responses[0].base_offset for a in answers] == [0, 1, 2]
+    assert decoded.count(0) == 3
