@@ -17,6 +17,7 @@ from ..protocol.errors import ErrorCode
 from ..protocol.messages import ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse
 from .context import RequestContext
 from .group_common import describe_each
+from .share_common import is_share_group
 
 API_KEY = 69
 MIN_VERSION, MAX_VERSION = 0, 1
@@ -57,7 +58,7 @@ def _describe(ctx: RequestContext, group_id: str) -> Any:
     coordinator = ctx.cluster.groups
     group = coordinator.consumer.groups.get(group_id)
     if group is None:
-        if group_id in coordinator.groups:
+        if group_id in coordinator.groups or is_share_group(ctx.cluster, group_id):
             return _failed(group_id, ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a consumer group.")
         return _failed(group_id, ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} not found.")
     members = [

@@ -22,6 +22,7 @@ from ..protocol.errors import ErrorCode
 from ..protocol.messages import ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse
 from .context import RequestContext
 from .group_common import coordinator_error
+from .share_common import is_share_group
 
 API_KEY = 68
 MIN_VERSION, MAX_VERSION = 0, 1
@@ -48,6 +49,8 @@ def handle(request: ConsumerGroupHeartbeatRequest, ctx: RequestContext) -> Consu
     error = coordinator_error(ctx, request.group_id)
     if error is not None:
         return _error(error)
+    if is_share_group(cluster, request.group_id):
+        return _error(ErrorCode.GROUP_ID_NOT_FOUND, f"Group {request.group_id} is not a consumer group.")
     if ctx.api_version >= CLIENT_MEMBER_ID_FROM and not (request.member_id or "").strip():
         return _error(ErrorCode.INVALID_REQUEST, "MemberId can't be empty.")
     regex = request.subscribed_topic_regex if ctx.api_version >= REGEX_FROM else None

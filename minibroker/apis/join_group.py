@@ -22,6 +22,7 @@ from ..protocol.errors import ErrorCode
 from ..protocol.messages import JoinGroupRequest, JoinGroupResponse
 from .context import RequestContext
 from .group_common import coordinator_error
+from .share_common import is_share_group
 
 API_KEY = 11
 MIN_VERSION, MAX_VERSION = 0, 9
@@ -39,6 +40,8 @@ def handle(request: JoinGroupRequest, ctx: RequestContext) -> JoinGroupResponse 
     error = coordinator_error(ctx, request.group_id)
     if error is not None:
         return _response(JoinResult(error, request.member_id), version)
+    if is_share_group(ctx.cluster, request.group_id):  # as Kafka 4.3.1 refuses a classic join of a share group
+        return _response(JoinResult(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, request.member_id), version)
     result = ctx.cluster.groups.join(
         group_id=request.group_id,
         member_id=request.member_id,

@@ -45,6 +45,12 @@ def share_state(cluster: Cluster) -> ShareState:
     return state
 
 
+def is_share_group(cluster: Cluster, group_id: str) -> bool:
+    """Whether `group_id` names a share group (the classic and consumer APIs then refuse it as Kafka does)."""
+    state = _STATES.get(cluster)
+    return state is not None and group_id in state.coordinator.groups
+
+
 def share_enabled(cluster: Cluster) -> bool:
     """Whether share groups are on: Kafka serves their APIs only with `share.version` finalized at 1 or more
     (otherwise every answer is UNSUPPORTED_VERSION, though ApiVersions still lists them)."""

@@ -17,9 +17,12 @@ from minibroker.core.pending import Pending
 from minibroker.protocol import records
 from minibroker.protocol.errors import ErrorCode
 from minibroker.protocol.messages import (
+    ConsumerGroupDescribeRequest,
+    ConsumerGroupHeartbeatRequest,
     DeleteGroupsRequest,
     DescribeGroupsRequest,
     IncrementalAlterConfigsRequest,
+    JoinGroupRequest,
     ListGroupsRequest,
     ShareAcknowledgeRequest,
     ShareFetchRequest,
@@ -240,3 +243,22 @@ def test_read_committed_share_group_never_delivers_aborted_records():
     # the aborted records 0-1 are archived, never handed out; the marker at 3 goes with its neighbours (a consumer
     # skips control batches)
     assert acquired(fetch(cluster, "m1", 1)) == [(2, 4, 1)]
+
+
+def test_classic_and_consumer_apis_refuse_a_share_groups_id_as_kafka():
+    cluster = plain_cluster()
+    heartbeat(cluster, "m1", 0)
+    consumer = call(cluster, ConsumerGroupHeartbeatRequest(
+        group_id="g", member_id="c1", member_epoch=0, instance_id=None, rack_id=None, rebalance_timeout_ms=30000,
+        subscribed_topic_names=["t"], subscribed_topic_regex=None, server_assignor=None, topic_partitions=[]), 1)
+    assert (consumer.error_code, consumer.error_message) == (ErrorCode.GROUP_ID_NOT_FOUND,
+                                                             "Group g is not a consumer group.")
+    join = call(cluster, JoinGroupRequest(group_id="g", session_timeout_ms=10000, rebalance_timeout_ms=10000,
+                                          member_id="", group_instance_id=None, protocol_type="consumer",
+                                          protocols=[("range", b"")], reason=None), 9)
+    assert (join.error_code, join.member_id) == (ErrorCode.INCONSISTENT_GROUP_PROTOCOL, "")
+    described = call(cluster, ConsumerGroupDescribeRequest(group_ids=["g"], include_authorized_operations=False), 1)
+    assert [(g.error_code, g.error_message) for g in described.groups] == [
+        (ErrorCode.GROUP_ID_NOT_FOUND, "Group g is not a consumer group.")]
+    assert [(g.group_id, g.group_type) for g in call(cluster, ListGroupsRequest(states_filter=[], types_filter=[]),
+                                                      5).groups] == [("g", "share")]
