@@ -259,3 +259,16 @@ def ok(result: dict[str, Any]) -> dict[str, Any]:
     assert result["ok"], f"{result['cmd']!r} failed: {result.get('error')}: {result.get('message')}\n" + \
         result["run"].describe()
     return result
+
+
+def node_admin(node: Path, broker: Any, *commands: tuple[Any, ...]) -> list[dict[str, Any]]:
+    """Runs tests/clients/node/admin.js with commands (op, arg, ...); one result per command, each with the `run`
+    that gave it (for a failure's description)."""
+    payload = [{"op": op, "args": list(args)} for op, *args in commands]
+    run = run_client(["node", "admin.js", broker.bootstrap_servers, json.dumps(payload)], cwd=node,
+                     broker=broker).check()
+    results = run.lines()
+    assert [r.get("op") for r in results] == [c[0] for c in commands], run.describe()
+    for result in results:
+        result["run"] = run
+    return results

@@ -6,24 +6,17 @@ tests/clients/node/admin.js runs the admin group operations. Records are produce
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.helpers import unique_topic
-from tests.integration.clients import ClientRun, node_dir, require_binary, run_client
+from tests.integration.clients import ClientRun, run_client
+from tests.integration.clients import node_admin as admin
 from tests.integration.groups_common import create_topic, produce, report_first_join
 
 pytestmark = pytest.mark.kafkajs
-
-
-@pytest.fixture(scope="module")
-def node() -> Path:
-    """tests/clients/node, with KafkaJS installed."""
-    require_binary("node")
-    return node_dir()
 
 
 def group_consume(node: Path, broker: Any, topic: str, group: str, expect: int,
@@ -33,16 +26,6 @@ def group_consume(node: Path, broker: Any, topic: str, group: str, expect: int,
     events = run.lines()
     assert events[-1] == {"done": True, "count": events[-1]["count"], "timed_out": False}, run.describe()
     return events, run
-
-
-def admin(node: Path, broker: Any, *commands: tuple[Any, ...]) -> list[dict[str, Any]]:
-    """Runs admin.js with commands (op, arg, ...); returns one result per command."""
-    payload = [{"op": op, "args": list(args)} for op, *args in commands]
-    run = run_client(["node", "admin.js", broker.bootstrap_servers, json.dumps(payload)], cwd=node,
-                     broker=broker).check()
-    results = run.lines()
-    assert [r.get("op") for r in results] == [c[0] for c in commands], run.describe()
-    return results
 
 
 def ok(result: dict[str, Any]) -> Any:

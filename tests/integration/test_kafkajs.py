@@ -6,7 +6,6 @@ KafkaJS's consumer needs consumer groups, so records are read back with kafka-py
 
 from __future__ import annotations
 
-import json
 import time
 from collections import defaultdict
 from pathlib import Path
@@ -16,7 +15,8 @@ import pytest
 from kafka import KafkaConsumer, TopicPartition
 
 from tests.helpers import unique_topic
-from tests.integration.clients import ClientRun, node_dir, require_binary, run_client
+from tests.integration.clients import ClientRun, run_client
+from tests.integration.clients import node_admin as admin
 
 pytestmark = pytest.mark.kafkajs
 
@@ -31,27 +31,9 @@ def value(i: int) -> str:
     return f"value-{i}-" + "payload" * 10
 
 
-@pytest.fixture(scope="module")
-def node() -> Path:
-    """tests/clients/node, with KafkaJS installed."""
-    require_binary("node")
-    return node_dir()
-
-
 def run_node(node: Path, broker: Any, script: str, *args: object) -> ClientRun:
     """Runs tests/clients/node/SCRIPT with the broker's bootstrap address followed by `args`."""
     return run_client(["node", script, broker.bootstrap_servers, *(str(a) for a in args)], cwd=node, broker=broker)
-
-
-def admin(node: Path, broker: Any, *commands: tuple[Any, ...]) -> list[dict[str, Any]]:
-    """Runs admin.js with commands (op, arg, ...); returns one result per command."""
-    payload = [{"op": op, "args": list(args)} for op, *args in commands]
-    run = run_node(node, broker, "admin.js", json.dumps(payload)).check()
-    results = run.lines()
-    assert [r.get("op") for r in results] == [c[0] for c in commands], run.describe()
-    for r in results:
-        r["run"] = run
-    return results
 
 
 def ok(result: dict[str, Any]) -> Any:

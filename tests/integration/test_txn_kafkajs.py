@@ -20,20 +20,13 @@ from typing import Any
 import pytest
 
 from tests.helpers import unique_topic
-from tests.integration.clients import ClientRun, node_dir, require_binary, run_client
+from tests.integration.clients import ClientRun, run_client
 from tests.integration.test_txn_python import create_topics, group_offsets, produce_plain, read_all
 
 pytestmark = pytest.mark.kafkajs
 
 #: KafkaJS's names for the errors by which a newer epoch fences a producer.
 FENCED = {"PRODUCER_FENCED", "INVALID_PRODUCER_EPOCH"}
-
-
-@pytest.fixture(scope="module")
-def node() -> Path:
-    """tests/clients/node, with KafkaJS installed."""
-    require_binary("node")
-    return node_dir()
 
 
 def txn(node: Path, broker: Any, *commands: dict[str, Any]) -> list[dict[str, Any]]:
