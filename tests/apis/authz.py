@@ -34,6 +34,14 @@ NOW = 1_700_000_000_000
 Op, Type, Pattern = AclOperation, ResourceType, PatternType
 
 
+def open_cluster(*topics: str, **configs: Any) -> Cluster:
+    """A one-node cluster without an authorizer (every principal may do everything), with one-partition `topics`."""
+    cluster = Cluster(BrokerConfig({"node.id": 1, **configs}), clock=ManualClock(NOW))
+    for name in topics:
+        cluster.create_topic(name, 1, 1)
+    return cluster
+
+
 def secured_cluster(**configs: Any) -> Cluster:
     """A one-node cluster with the StandardAuthorizer, `User:admin` a super user, deny when no ACL is found."""
     settings = {**TEST_BROKER_CONFIG, "node.id": 1, "authorizer.class.name": STANDARD_AUTHORIZER, "super.users": ADMIN,

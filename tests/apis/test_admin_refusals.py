@@ -12,26 +12,15 @@ from typing import Any
 
 import pytest
 
-from minibroker.core.clock import ManualClock
-from minibroker.core.cluster import Cluster
-from minibroker.core.config import BrokerConfig
 from minibroker.protocol.errors import ErrorCode
 from minibroker.protocol.messages import CreateTopicsRequest, DeleteTopicsRequest, DescribeConfigsRequest
-from tests.apis.authz import ADMIN, NOW, call, secured_cluster
+from tests.apis.authz import ADMIN, call, open_cluster, secured_cluster
 
 ZERO_UUID = uuid.UUID(int=0)
 TOPIC, BROKER = 2, 4
 # Errors.INVALID_REQUEST's default message, which DescribeConfigsRequest.getErrorResponse sends
 INVALID_REQUEST_MESSAGE = ("This most likely occurs because of a request being malformed by the client library or "
                            "the message was sent to an incompatible broker. See the broker logs for more details.")
-
-
-def open_cluster(*topics: str, **configs: Any) -> Cluster:
-    """A one-node cluster without an authorizer: every principal may do everything."""
-    c = Cluster(BrokerConfig({"node.id": 1, **configs}), clock=ManualClock(NOW))
-    for name in topics:
-        c.create_topic(name, 1, 1)
-    return c
 
 
 # -- CreateTopics: __cluster_metadata (ControllerApis.createTopics) ----------------------------------------

@@ -12,21 +12,11 @@ from typing import Any
 
 import pytest
 
-from minibroker.core.clock import ManualClock
-from minibroker.core.cluster import Cluster
-from minibroker.core.config import BrokerConfig
 from minibroker.protocol.errors import ErrorCode
 from minibroker.protocol.messages import CreateTopicsRequest, MetadataRequest
-from tests.apis.authz import NOW, call
+from tests.apis.authz import call, open_cluster
 
 ZERO_UUID = uuid.UUID(int=0)
-
-
-def open_cluster(*topics: str) -> Cluster:
-    c = Cluster(BrokerConfig({"node.id": 1}), clock=ManualClock(NOW))
-    for name in topics:
-        c.create_topic(name, 1, 1)
-    return c
 
 
 def create(*names: str, validate_only: bool = False, replication_factor: int = 1) -> Any:
