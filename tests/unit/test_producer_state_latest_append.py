@@ -9,16 +9,11 @@ import pytest
 from minibroker.core.clock import ManualClock
 from minibroker.core.cluster import Cluster
 from minibroker.core.config import BrokerConfig
-from minibroker.protocol import records
 from minibroker.protocol.errors import ErrorCode, KafkaError
 from minibroker.protocol.records import INT32_MAX
+from tests.unit.test_producer_state import batch
 
 NOW = 1_700_000_000_000
-
-
-def batch(seq: int, count: int = 1, epoch: int = 0, pid: int = 7) -> bytes:
-    return records.build_batch([(None, b"x")] * count, timestamp=NOW, producer_id=pid, producer_epoch=epoch,
-                                base_sequence=seq)
 
 
 def setup(duplicate_range: int = 10_000_000, window: int = 5, **configs: Any) -> tuple[Cluster, Any]:
