@@ -62,12 +62,20 @@ from minibroker.protocol.messages import (
     ProduceRequest,
     SaslAuthenticateRequest,
     SaslHandshakeRequest,
+    ShareAcknowledgeRequest,
+    ShareFetchRequest,
+    ShareGroupDescribeRequest,
+    ShareGroupHeartbeatRequest,
     SyncGroupRequest,
     TxnOffsetCommitRequest,
     UpdateFeaturesRequest,
 )
 from minibroker.testing.wire import WireClient
 from tests.helpers import unique_topic
+
+SHARE_MEMBER = "bWF0cml4LXNoYXJlLW1icg"
+# closing a share session the matrix has not opened on this connection's member: Kafka's refusals of it
+NO_SHARE_SESSION = {ErrorCode.SHARE_SESSION_NOT_FOUND, ErrorCode.INVALID_SHARE_SESSION_EPOCH}
 
 
 class Env:
@@ -303,6 +311,24 @@ BUILDERS: dict[int, tuple[Callable[[Env, int], Any], Callable[[Any], list[int]]]
             name=env.topic, partitions=[0])])]),
         lambda r: [p.error_code for t in r.results for p in t.partitions]),
     74: (lambda env, v: ListConfigResourcesRequest(resource_types=[]), lambda r: [r.error_code]),
+    # share groups: a member joins; a share session is opened by a fetch (epoch 0) and closed by an acknowledgement
+    # (epoch -1) of the same member, each answered without error at every version
+    76: (lambda env, v: ShareGroupHeartbeatRequest(group_id="matrix-sg", member_id=SHARE_MEMBER, member_epoch=0,
+                                                   rack_id=None, subscribed_topic_names=[env.topic]),
+         lambda r: [r.error_code]),
+    77: (lambda env, v: ShareGroupDescribeRequest(group_ids=["matrix-sg"], include_authorized_operations=False),
+         lambda r: [0 if g.error_code == ErrorCode.GROUP_ID_NOT_FOUND else g.error_code for g in r.groups]),
+    78: (lambda env, v: ShareFetchRequest(
+        group_id="matrix-sg", member_id=SHARE_MEMBER, share_session_epoch=0, max_wait_ms=0, min_bytes=1,
+        max_bytes=1 << 20, max_records=10, batch_size=10, forgotten_topics_data=[],
+        topics=[ShareFetchRequest.FetchTopic(topic_id=env.topic_id, partitions=[
+            ShareFetchRequest.FetchTopic.FetchPartition(partition_index=0, acknowledgement_batches=[])])],
+        **({"share_acquire_mode": 0, "is_renew_ack": False} if v >= 2 else {})),
+        lambda r: [r.error_code] + [p.error_code for t in r.responses for p in t.partitions]),
+    79: (lambda env, v: ShareAcknowledgeRequest(
+        group_id="matrix-sg", member_id=SHARE_MEMBER, share_session_epoch=-1, topics=[],
+        **({"is_renew_ack": False} if v >= 2 else {})),
+        lambda r: [0 if r.error_code in NO_SHARE_SESSION else r.error_code]),
     # no updates: answered without error at every version and changes nothing (v0 has no validate_only)
     57: (lambda env, v: UpdateFeaturesRequest(timeout_ms=60000, feature_updates=[], validate_only=True),
          lambda r: [r.error_code]),
