@@ -1,4 +1,5 @@
-"""Writing and reading test topics with the project's client, independently of Spark."""
+"""Writing and reading test topics with the project's client, independently of Spark; and the one way the Spark
+tests open the Kafka source."""
 
 from __future__ import annotations
 
@@ -86,3 +87,15 @@ async def _offsets(bootstrap: str, topic: str, isolation_level: int) -> dict[int
 def latest_offsets(bootstrap: str, topic: str, isolation_level: int = READ_UNCOMMITTED) -> dict[int, int]:
     """The latest offset of each partition (the LSO under read_committed)."""
     return asyncio.run(_offsets(bootstrap, topic, isolation_level))
+
+
+def kafka_source(builder: Any, broker: Any, topic: str, **options: str) -> Any:
+    """`spark.read` or `spark.readStream` (the `builder`) loaded from the project's Kafka source, subscribed to
+    `topic` on `broker`, with `options`."""
+    from minibroker.spark.source import FORMAT  # here: the client helpers above work without pyspark
+
+    frame = builder.format(FORMAT).option("kafka.bootstrap.servers", broker.bootstrap_servers) \
+        .option("subscribe", topic)
+    for key, value in options.items():
+        frame = frame.option(key, value)
+    return frame.load()

@@ -11,15 +11,7 @@ import pytest
 from minibroker.client import Producer
 from minibroker.spark.source import FORMAT
 from tests.helpers import unique_topic
-from tests.spark.helpers import create_topic, produce
-
-
-def reader(spark, broker, topic: str, **options: str):
-    frame = spark.read.format(FORMAT).option("kafka.bootstrap.servers", broker.bootstrap_servers) \
-        .option("subscribe", topic)
-    for key, value in options.items():
-        frame = frame.option(key, value)
-    return frame.load()
+from tests.spark.helpers import create_topic, kafka_source, produce
 
 
 @pytest.fixture(scope="module")
@@ -36,7 +28,7 @@ def known_topic(broker):
 
 def test_batch_read_returns_every_record_with_spark_kafka_columns(spark, broker, known_topic):
     started_ms = int(time.time() * 1000) - 60_000
-    frame = reader(spark, broker, known_topic, includeHeaders="true")
+    frame = kafka_source(spark.read, broker, known_topic, includeHeaders="true")
     assert frame.columns == ["key", "value", "topic", "partition", "offset", "timestamp", "timestampType", "headers"]
     rows = sorted(frame.collect(), key=lambda r: (r.partition, r.offset))
     assert [(r.partition, r.offset) for r in rows] == [(0, i) for i in range(6)] + [(1, 0), (1, 1), (1, 2)]
@@ -51,35 +43,35 @@ def test_batch_read_returns_every_record_with_spark_kafka_columns(spark, broker,
 
 
 def test_without_include_headers_there_is_no_headers_column(spark, broker, known_topic):
-    frame = reader(spark, broker, known_topic)
+    frame = kafka_source(spark.read, broker, known_topic)
     assert "headers" not in frame.columns
     assert frame.count() == 9
 
 
 def test_one_input_partition_per_kafka_partition_and_min_partitions_splits_ranges(spark, broker, known_topic):
-    assert reader(spark, broker, known_topic).rdd.getNumPartitions() == 2
-    split = reader(spark, broker, known_topic, minPartitions="5")
+    assert kafka_source(spark.read, broker, known_topic).rdd.getNumPartitions() == 2
+    split = kafka_source(spark.read, broker, known_topic, minPartitions="5")
     assert split.rdd.getNumPartitions() >= 5
-    whole = reader(spark, broker, known_topic).select("partition", "offset").collect()
+    whole = kafka_source(spark.read, broker, known_topic).select("partition", "offset").collect()
     assert sorted((r.partition, r.offset) for r in split.select("partition", "offset").collect()) == \
         sorted((r.partition, r.offset) for r in whole)
 
 
 def test_starting_and_ending_offsets_json_select_a_range(spark, broker, known_topic):
-    frame = reader(spark, broker, known_topic,
-                   startingOffsets=json.dumps({known_topic: {"0": 2, "1": -2}}),
-                   endingOffsets=json.dumps({known_topic: {"0": 4, "1": -1}}))
+    frame = kafka_source(spark.read, broker, known_topic,
+                         startingOffsets=json.dumps({known_topic: {"0": 2, "1": -2}}),
+                         endingOffsets=json.dumps({known_topic: {"0": 4, "1": -1}}))
     assert sorted((r.partition, r.offset) for r in frame.collect()) == [(0, 2), (0, 3), (1, 0), (1, 1), (1, 2)]
 
 
 def test_offsets_json_must_name_every_partition(spark, broker, known_topic):
     with pytest.raises(Exception, match="missing"):
-        reader(spark, broker, known_topic, startingOffsets=json.dumps({known_topic: {"0": 0}})).collect()
+        kafka_source(spark.read, broker, known_topic, startingOffsets=json.dumps({known_topic: {"0": 0}})).collect()
 
 
 def test_batch_refuses_latest_as_starting_offsets(spark, broker, known_topic):
     with pytest.raises(Exception, match="startingOffsets latest"):
-        reader(spark, broker, known_topic, startingOffsets="latest").collect()
+        kafka_source(spark.read, broker, known_topic, startingOffsets="latest").collect()
 
 
 def test_subscribe_pattern_and_assign(spark, broker, known_topic):
@@ -95,7 +87,7 @@ def test_subscribe_pattern_and_assign(spark, broker, known_topic):
 def test_empty_topic_reads_no_rows(spark, broker):
     topic = unique_topic("spark-empty")
     create_topic(broker.bootstrap_servers, topic, partitions=3)
-    assert reader(spark, broker, topic).count() == 0
+    assert kafka_source(spark.read, broker, topic).count() == 0
 
 
 async def _transactions(bootstrap: str, topic: str) -> None:
@@ -119,8 +111,8 @@ def test_isolation_level_read_committed_drops_aborted_records_and_markers(spark,
     topic = unique_topic("spark-txn")
     create_topic(broker.bootstrap_servers, topic)
     asyncio.run(_transactions(broker.bootstrap_servers, topic))
-    committed = reader(spark, broker, topic, **{"kafka.isolation.level": "read_committed"})
+    committed = kafka_source(spark.read, broker, topic, **{"kafka.isolation.level": "read_committed"})
     assert sorted(r.value for r in committed.collect()) == [b"c0", b"c1", b"c2", b"c3"]
-    uncommitted = reader(spark, broker, topic)
+    uncommitted = kafka_source(spark.read, broker, topic)
     # control records (markers) are never rows; aborted data is visible to read_uncommitted
     assert sorted(r.value for r in uncommitted.collect()) == [b"a0", b"a1", b"a2", b"c0", b"c1", b"c2", b"c3"]

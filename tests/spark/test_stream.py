@@ -7,7 +7,7 @@ from collections import Counter
 from minibroker.client.consumer import READ_COMMITTED
 from minibroker.spark.source import FORMAT
 from tests.helpers import unique_topic
-from tests.spark.helpers import create_topic, produce, read_all
+from tests.spark.helpers import create_topic, kafka_source, produce, read_all
 
 
 def wave(name: str, count: int, partitions: int = 2) -> dict[int, list]:
@@ -16,14 +16,6 @@ def wave(name: str, count: int, partitions: int = 2) -> dict[int, list]:
     for index in range(count):
         out[index % partitions].append((None, f"{name}-{index}".encode(), []))
     return out
-
-
-def stream(spark, broker, topic: str, **options: str):
-    frame = spark.readStream.format(FORMAT).option("kafka.bootstrap.servers", broker.bootstrap_servers) \
-        .option("subscribe", topic)
-    for key, value in options.items():
-        frame = frame.option(key, value)
-    return frame.load()
 
 
 def to_parquet(frame, path, checkpoint):
@@ -38,7 +30,7 @@ def test_stopped_query_resumes_from_its_checkpoint_without_loss_or_repeat(spark,
     produce(broker.bootstrap_servers, topic, wave("a", 40))
 
     def start():
-        return to_parquet(stream(spark, broker, topic, startingOffsets="earliest"), out, checkpoint) \
+        return to_parquet(kafka_source(spark.readStream, broker, topic, startingOffsets="earliest"), out, checkpoint) \
             .trigger(processingTime="200 milliseconds").start()
 
     query = start()
@@ -63,7 +55,7 @@ def test_available_now_reads_what_is_there_and_a_rerun_only_what_is_new(spark, b
     create_topic(broker.bootstrap_servers, topic, partitions=2)
     out, checkpoint = tmp_path / "out", tmp_path / "checkpoint"
     produce(broker.bootstrap_servers, topic, wave("first", 50))
-    frame = stream(spark, broker, topic, startingOffsets="earliest")
+    frame = kafka_source(spark.readStream, broker, topic, startingOffsets="earliest")
     to_parquet(frame, out, checkpoint).trigger(availableNow=True).start().awaitTermination(120)
     assert sorted(r.value for r in spark.read.parquet(str(out)).collect()) == sorted(f"first-{i}" for i in range(50))
     produce(broker.bootstrap_servers, topic, wave("second", 20))
@@ -84,7 +76,7 @@ def test_max_offsets_per_trigger_splits_available_now_into_micro_batches(spark, 
         sizes.append(len(rows))
         seen.extend((r.partition, r.offset) for r in rows)
 
-    frame = stream(spark, broker, topic, startingOffsets="earliest", maxOffsetsPerTrigger="30")
+    frame = kafka_source(spark.readStream, broker, topic, startingOffsets="earliest", maxOffsetsPerTrigger="30")
     frame.writeStream.foreachBatch(collect).option("checkpointLocation", str(tmp_path / "checkpoint")) \
         .trigger(availableNow=True).start().awaitTermination(120)
     assert sum(sizes) == 100 and len(set(seen)) == 100
@@ -96,7 +88,7 @@ def test_latest_is_the_default_start_of_a_new_query(spark, broker, tmp_path):
     create_topic(broker.bootstrap_servers, topic, partitions=2)
     produce(broker.bootstrap_servers, topic, wave("old", 10))
     out = tmp_path / "out"
-    query = to_parquet(stream(spark, broker, topic), out, tmp_path / "checkpoint") \
+    query = to_parquet(kafka_source(spark.readStream, broker, topic), out, tmp_path / "checkpoint") \
         .trigger(processingTime="200 milliseconds").start()
     query.processAllAvailable()
     produce(broker.bootstrap_servers, topic, wave("new", 6))
@@ -110,7 +102,7 @@ def test_stream_write_copies_a_topic_exactly_once(spark, broker, tmp_path):
     create_topic(broker.bootstrap_servers, source, partitions=2)
     create_topic(broker.bootstrap_servers, target, partitions=3)
     produce(broker.bootstrap_servers, source, wave("copy", 60))
-    stream(spark, broker, source, startingOffsets="earliest", maxOffsetsPerTrigger="25") \
+    kafka_source(spark.readStream, broker, source, startingOffsets="earliest", maxOffsetsPerTrigger="25") \
         .selectExpr("key", "value").writeStream.format(FORMAT) \
         .option("kafka.bootstrap.servers", broker.bootstrap_servers).option("topic", target) \
         .option("checkpointLocation", str(tmp_path / "checkpoint")) \
