@@ -272,3 +272,10 @@ def node_admin(node: Path, broker: Any, *commands: tuple[Any, ...]) -> list[dict
     for result in results:
         result["run"] = run
     return results
+
+
+def node_ok(result: dict[str, Any]) -> Any:
+    """Asserts an admin.js command (a `node_admin` result) succeeded; returns its result."""
+    assert result["ok"], f"{result['op']} failed: {result.get('error')}: {result.get('message')} " \
+        f"{result.get('errors', '')}\n{result['run'].describe()}"
+    return result["result"]

@@ -14,6 +14,7 @@ import pytest
 from tests.helpers import unique_topic
 from tests.integration.clients import ClientRun, run_client
 from tests.integration.clients import node_admin as admin
+from tests.integration.clients import node_ok as ok
 from tests.integration.groups_common import create_topic, produce, report_first_join
 
 pytestmark = pytest.mark.kafkajs
@@ -26,11 +27,6 @@ def group_consume(node: Path, broker: Any, topic: str, group: str, expect: int,
     events = run.lines()
     assert events[-1] == {"done": True, "count": events[-1]["count"], "timed_out": False}, run.describe()
     return events, run
-
-
-def ok(result: dict[str, Any]) -> Any:
-    assert result["ok"], result
-    return result["result"]
 
 
 def values(events: list[dict[str, Any]]) -> list[int]:

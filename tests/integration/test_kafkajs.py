@@ -17,6 +17,7 @@ from kafka import KafkaConsumer, TopicPartition
 from tests.helpers import unique_topic
 from tests.integration.clients import ClientRun, run_client
 from tests.integration.clients import node_admin as admin
+from tests.integration.clients import node_ok as ok
 
 pytestmark = pytest.mark.kafkajs
 
@@ -34,13 +35,6 @@ def value(i: int) -> str:
 def run_node(node: Path, broker: Any, script: str, *args: object) -> ClientRun:
     """Runs tests/clients/node/SCRIPT with the broker's bootstrap address followed by `args`."""
     return run_client(["node", script, broker.bootstrap_servers, *(str(a) for a in args)], cwd=node, broker=broker)
-
-
-def ok(result: dict[str, Any]) -> Any:
-    """Asserts an admin.js command succeeded; returns its result."""
-    assert result["ok"], f"{result['op']} failed: {result.get('error')}: {result.get('message')} " \
-        f"{result.get('errors', '')}\n{result['run'].describe()}"
-    return result["result"]
 
 
 def produce(node: Path, broker: Any, topic: str, count: int, codec: str) -> list[dict[str, Any]]:
