@@ -1,21 +1,15 @@
-"""Shared by the share-group APIs (KIP-932): the cluster's share state, the `share.version` gate, and where a
-share partition starts and how far a share fetch may read.
-
-The share coordinator and the share sessions belong to the cluster; until the cluster holds them itself they
-are kept here, one of each per cluster object.
+"""Shared by the share-group APIs (KIP-932): the cluster's share state (Cluster.shares), the `share.version`
+gate, and where a share partition starts and how far a share fetch may read.
 """
 
 from __future__ import annotations
 
 import uuid
-import weakref
-from dataclasses import dataclass
 
 from ..core.acls import AclOperation, ResourceType
 from ..core.cluster import Cluster, Partition
-from ..core.share_groups import ShareGroupCoordinator
 from ..core.share_partition import BATCH_NOT_FOUND
-from ..core.share_sessions import ShareSessionCache
+from ..core.share_state import ShareState
 from ..protocol.errors import ErrorCode
 from .context import RequestContext
 from .feature_levels import feature_levels
@@ -23,32 +17,14 @@ from .feature_levels import feature_levels
 SHARE_VERSION = "share.version"
 
 
-@dataclass(slots=True)
-class ShareState:
-    """A cluster's share groups and the share sessions open on it."""
-
-    coordinator: ShareGroupCoordinator
-    sessions: ShareSessionCache
-
-
-_STATES: weakref.WeakKeyDictionary[Cluster, ShareState] = weakref.WeakKeyDictionary()
-
-
 def share_state(cluster: Cluster) -> ShareState:
-    """The cluster's share state, made on first use."""
-    state = _STATES.get(cluster)
-    if state is None:
-        coordinator = ShareGroupCoordinator(cluster.clock, cluster.config.group_value)
-        sessions = ShareSessionCache(int(cluster.config["group.share.max.share.sessions"]))
-        coordinator.on_member_removed.append(sessions.forget_member)
-        state = _STATES[cluster] = ShareState(coordinator, sessions)
-    return state
+    """The cluster's share state (core/share_state.py)."""
+    return cluster.shares
 
 
 def is_share_group(cluster: Cluster, group_id: str) -> bool:
     """Whether `group_id` names a share group (the classic and consumer APIs then refuse it as Kafka does)."""
-    state = _STATES.get(cluster)
-    return state is not None and group_id in state.coordinator.groups
+    return cluster.shares.is_share_group(group_id)
 
 
 def share_enabled(cluster: Cluster) -> bool:

@@ -12,7 +12,7 @@ Acknowledgements piggy-backed on the request are applied first. Each session par
 MaxRecords records under `share.record.lock.duration.ms`, rounded up to the end of a stored batch unless v2 asks for
 the record-limit acquire mode; the answer carries the whole stored batches holding
 them and the acquired ranges with their delivery counts. With nothing to answer, the request waits up to
-MaxWaitMs for an append.
+MaxWaitMs for an append or for records of its share partitions coming back (Cluster.tick expires locks).
 """
 
 from __future__ import annotations
@@ -140,6 +140,10 @@ def handle(request: ShareFetchRequest, ctx: RequestContext) -> ShareFetchRespons
         partition = partition_of(cluster, name, index)
         if partition is not None:
             pending.on_finish(partition.log.watch(lambda _appended: pending.complete()))
+        # records released (a lock run out, a member gone, a RELEASE) wake it too, as Kafka's delayed share fetch
+        share_partition = state.coordinator.initialized_share_partition(group_id, name, index)
+        if share_partition is not None:
+            pending.on_finish(share_partition.watch(pending.complete))
     return pending
 
 

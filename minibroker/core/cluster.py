@@ -1,7 +1,7 @@
 """The whole broker state, and what runs on it: appends, transaction markers, retention, the clock.
 
 `Cluster` holds the cluster model (cluster_model.py), the topics' controller (`replication`,
-replication_control.py), the group and transaction coordinators, credentials, ACLs and fetch sessions.
+replication_control.py), the group, share-group and transaction coordinators, credentials, ACLs and fetch sessions.
 It decides the producer-state window an append keeps (`batches_to_retain_on`, the one statement of
 that rule) and validates and appends client batches as Kafka's leader does.
 """
@@ -29,6 +29,7 @@ from .fetch_sessions import FetchSessionCache
 from .group_coordinator import GroupCoordinator
 from .log_validator import TopicPolicy, validate_batch
 from .replication_control import NewTopic, ReplicationControl
+from .share_state import ShareState
 from .transaction_coordinator import TransactionCoordinator
 
 KAFKA_BATCHES_TO_RETAIN = 5  # what every Kafka release before KIP-1269 keeps per producer
@@ -80,6 +81,9 @@ class Cluster:
                                               self.config["allow.everyone.if.no.acl.found"])
                            if self.config["authorizer.class.name"] else None)
         self.transactions = TransactionCoordinator(self, self.config, self.clock, self.new_producer_id)
+        # share groups (KIP-932): the share coordinator's groups and share partitions, and the share sessions
+        self.shares = ShareState(self.clock, self.config.group_value,
+                                 int(self.config["group.share.max.share.sessions"]))
         # finalized feature levels (FeatureControlManager); apis/feature_levels.py sets them from the nodes'
         # releases, as the nodes' releases are known there
         self.features: FeatureLevels | None = None
@@ -112,9 +116,10 @@ class Cluster:
         return result.topic
 
     def delete_topic(self, name: str) -> Topic:
-        """Remove a topic, its data and the groups' committed offsets of it (DeleteTopics)."""
+        """Remove a topic, its data, the groups' committed offsets of it and its share partitions (DeleteTopics)."""
         topic = self.replication.delete_topic(name)
         self.groups.forget_topic(name)
+        self.shares.forget_topic(name)
         return topic
 
     def partition(self, topic_name: str, index: int) -> Partition:
@@ -341,8 +346,10 @@ class Cluster:
     # -- time ------------------------------------------------------------
 
     def tick(self) -> None:
-        """Run what is due on the clock: group and transaction deadlines, retention, producer-id expiry."""
+        """Run what is due on the clock: group, share-group and transaction deadlines, retention, producer-id
+        expiry."""
         self.groups.tick()
+        self.shares.tick()
         self.transactions.tick()
         now = self.clock.now_ms()
         if now >= self._next_retention_check:

@@ -73,9 +73,25 @@ class SharePartition:
         self.delivery_count_limit = delivery_count_limit
         self.max_record_locks = max_record_locks
         self.in_flight: dict[int, InFlightRecord] = {}
+        self._watchers: list[Callable[[], None]] = []
 
     def __repr__(self) -> str:
         return f"SharePartition({self.start_offset}..{self.end_offset}, {len(self.in_flight)} in flight)"
+
+    def watch(self, callback: Callable[[], None]) -> Callable[[], None]:
+        """Call `callback()` whenever records may have become acquirable again (released, timed out, settled);
+        returns the unwatch function. A waiting ShareFetch watches its share partitions so."""
+        self._watchers.append(callback)
+
+        def unwatch() -> None:
+            if callback in self._watchers:
+                self._watchers.remove(callback)
+
+        return unwatch
+
+    def _wake(self) -> None:
+        for watcher in list(self._watchers):
+            watcher()
 
     def acquire(self, member_id: str, log_start_offset: int, fetch_upper_bound: int, max_records: int,
                 lock_duration_ms: int, now_ms: int,
@@ -161,6 +177,7 @@ class SharePartition:
             else:  # REJECT, and GAP: offsets with no record are never offered
                 self._settle(record, RecordState.ARCHIVED)
         self._advance_start()
+        self._wake()
         return ErrorCode.NONE, None
 
     def archive_acquired(self, member_id: str, offsets: set[int]) -> None:
@@ -180,6 +197,8 @@ class SharePartition:
                 self._release(record)
                 released += 1
         self._advance_start()
+        if released:
+            self._wake()
         return released
 
     def expire_locks(self, now_ms: int) -> None:
@@ -191,6 +210,7 @@ class SharePartition:
                 expired = True
         if expired:
             self._advance_start()
+            self._wake()
 
     def next_lock_deadline(self) -> int | None:
         """When the next acquisition lock runs out, if any record is acquired."""

@@ -69,3 +69,9 @@ class ShareSessionCache:
     def forget_member(self, group_id: str, member_id: str) -> None:
         """The member left the group or timed out: its session goes with it."""
         self.sessions.pop((group_id, member_id), None)
+
+    def forget_topic(self, topic: str) -> None:
+        """A deleted topic leaves every session (a topic created again under its name is another topic)."""
+        for session in self.sessions.values():
+            for key in [k for k in session.partitions if k[0] == topic]:
+                del session.partitions[key]

@@ -262,3 +262,76 @@ def test_classic_and_consumer_apis_refuse_a_share_groups_id_as_kafka():
         (ErrorCode.GROUP_ID_NOT_FOUND, "Group g is not a consumer group.")]
     assert [(g.group_id, g.group_type) for g in call(cluster, ListGroupsRequest(states_filter=[], types_filter=[]),
                                                       5).groups] == [("g", "share")]
+
+
+def waiting_fetch(cluster: Cluster, member: str, epoch: int) -> Pending:
+    ctx = RequestContext(cluster, cluster.nodes[0], share_fetch.API_KEY, 1, 1, "test")
+    pending = share_fetch.handle(fetch_request(cluster, member, epoch, wait=60_000), ctx)
+    assert isinstance(pending, Pending) and not pending.done
+    return pending
+
+
+def test_a_lock_running_out_on_the_clock_wakes_a_waiting_share_fetch():
+    clock = ManualClock()
+    cluster = plain_cluster(clock)
+    heartbeat(cluster, "m1", 0)
+    heartbeat(cluster, "m2", 0)
+    produce(cluster, 2)
+    assert acquired(fetch(cluster, "m1", 0)) == [(0, 1, 1)]
+    fetch(cluster, "m2", 0)
+    pending = waiting_fetch(cluster, "m2", 1)
+    clock.advance(29_999)
+    cluster.tick()
+    assert not pending.done
+    clock.advance(1)  # share.record.lock.duration.ms (30 s) after the acquisition
+    cluster.tick()
+    assert pending.done
+    assert acquired(pending.result()) == [(0, 1, 2)]
+
+
+def test_a_release_by_one_member_wakes_another_members_waiting_share_fetch():
+    cluster = plain_cluster()
+    heartbeat(cluster, "m1", 0)
+    heartbeat(cluster, "m2", 0)
+    produce(cluster, 1)
+    assert acquired(fetch(cluster, "m1", 0)) == [(0, 0, 1)]
+    fetch(cluster, "m2", 0)
+    pending = waiting_fetch(cluster, "m2", 1)
+    assert acknowledge(cluster, "m1", 1, [(0, 0, [RELEASE])]).responses[0].partitions[0].error_code == 0
+    assert pending.done
+    assert acquired(pending.result()) == [(0, 0, 2)]
+
+
+def test_a_member_timing_out_on_the_clock_loses_its_share_session_and_records():
+    clock = ManualClock()
+    cluster = plain_cluster(clock)
+    heartbeat(cluster, "m1", 0)
+    heartbeat(cluster, "m2", 0)
+    produce(cluster, 2)
+    assert acquired(fetch(cluster, "m1", 0)) == [(0, 1, 1)]
+    fetch(cluster, "m2", 0)
+    pending = waiting_fetch(cluster, "m2", 1)
+    epoch = 2
+    for _ in range(2):  # m2 heartbeats on, m1 stays silent for share.session.timeout.ms (45 s)
+        clock.advance(22_500)
+        answer = heartbeat(cluster, "m2", epoch)
+        assert answer.error_code == 0
+        epoch = answer.member_epoch
+        cluster.tick()
+    assert pending.done  # m1 timed out: its records came back, waking m2's fetch
+    assert acquired(pending.result()) == [(0, 1, 2)]
+    assert fetch(cluster, "m1", 1).error_code == ErrorCode.SHARE_SESSION_NOT_FOUND
+    assert heartbeat(cluster, "m1", 2).error_code == ErrorCode.UNKNOWN_MEMBER_ID
+
+
+def test_a_topic_deleted_and_created_again_starts_a_new_share_partition():
+    cluster = plain_cluster()
+    heartbeat(cluster, "m1", 0)
+    produce(cluster, 3)
+    assert acquired(fetch(cluster, "m1", 0)) == [(0, 2, 1)]
+    cluster.delete_topic("t")
+    cluster.create_topic("t", 1)
+    epoch = heartbeat(cluster, "m1", 2).member_epoch
+    heartbeat(cluster, "m1", epoch)  # the recreated partition is initialized again, at its (empty) log's end
+    produce(cluster, 1)
+    assert acquired(fetch(cluster, "m1", 1)) == [(0, 0, 1)]
