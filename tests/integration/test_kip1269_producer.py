@@ -35,10 +35,8 @@ def broker_max_in_flight(broker, topic: str, partition: int = 0, node: int | Non
 
 
 def topic_with_window(broker, window: int) -> str:
-    name = unique_topic(f"kip1269-w{window}")
-    with WireClient(broker.host, broker.port) as wire:
-        create_topic(wire, name, configs={"producer.state.batches.to.retain": str(window)})
-    return name
+    return broker.create_topic(unique_topic(f"kip1269-w{window}"), 1, {"producer.state.batches.to.retain": str(window)},
+                               replication_factor=1)
 
 
 async def produce(broker, topic: str, in_flight: int, count: int = 400, version: int | None = None):

@@ -9,19 +9,14 @@ from confluent_kafka import Producer as ConfluentProducer
 from minibroker.client import Producer
 from minibroker.client.partitioner import key_partition, murmur2
 from minibroker.client.stamping import stamp
-from minibroker.testing.wire import WireClient
 from tests.helpers import unique_topic
 from tests.integration.test_kip1269_producer import read_back
-from tests.integration.test_wire_protocol import create_topic
 
 KEYS = [b"key-%d" % i for i in range(40)]
 
 
 def new_topic(broker, partitions: int) -> str:
-    topic = unique_topic("partitioner")
-    with WireClient(broker.host, broker.port) as wire:
-        create_topic(wire, topic, partitions)
-    return topic
+    return broker.create_topic(unique_topic("partitioner"), partitions, replication_factor=1)
 
 
 def test_murmur2_is_kafkas_hash():
