@@ -3,8 +3,6 @@ differential scenarios find_coordinator and init_producer_id_idempotent)."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
 from minibroker.core.clock import ManualClock
@@ -14,7 +12,7 @@ from minibroker.core.config import BrokerConfig
 from minibroker.protocol.errors import ErrorCode
 from minibroker.protocol.messages import FindCoordinatorRequest, InitProducerIdRequest
 
-from . import authz
+from .authz import call_node as call
 
 NOW = 1_700_000_000_000
 INVALID_REQUEST_MESSAGE = ("This most likely occurs because of a request being malformed by the client library or the "
@@ -24,10 +22,6 @@ INVALID_REQUEST_MESSAGE = ("This most likely occurs because of a request being m
 def cluster() -> Cluster:
     """One node, no authorizer."""
     return Cluster(BrokerConfig({"node.id": 1}), clock=ManualClock(NOW), nodes=[Node(1, "127.0.0.1", 9092)])
-
-
-def call(c: Cluster, request: Any, version: int) -> Any:
-    return authz.call(c, request, version, "User:ANONYMOUS")
 
 
 @pytest.mark.parametrize("version", [4, 5, 6])
