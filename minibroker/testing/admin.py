@@ -6,6 +6,9 @@ passes the same validation as one a client creates: a bad config gets Kafka's er
 
 from __future__ import annotations
 
+import select
+import socket
+import ssl
 import threading
 from collections.abc import Mapping
 from typing import Any
@@ -73,6 +76,9 @@ class TopicAdmin:
 
     def _request(self, request: Any, version: int) -> Any:
         with self._lock:
+            if self._wire is not None and _closed_by_peer(self._wire):
+                self._wire.close()  # the broker closed it meanwhile (idle, or a test dropped connections)
+                self._wire = None
             if self._wire is None:
                 self._wire = WireClient(*self._address, client_id=self._client_id, security=self._security)
             try:
@@ -81,6 +87,20 @@ class TopicAdmin:
                 self._wire.close()  # the broker went away (a test stopped it): reconnect next time
                 self._wire = None
                 raise
+
+
+def _closed_by_peer(wire: WireClient) -> bool:
+    """The broker has closed this idle connection: its end of stream (or a reset) is waiting to be read."""
+    sock = wire.sock
+    try:
+        readable, _, _ = select.select([sock], [], [], 0)
+        if not readable:
+            return False
+        if isinstance(sock, ssl.SSLSocket):
+            return sock.pending() == 0 and sock.recv(1) == b""  # an idle TLS connection only gets close_notify
+        return sock.recv(1, socket.MSG_PEEK) == b""
+    except (OSError, ssl.SSLError):
+        return True
 
 
 def _config_value(value: Any) -> str | None:

@@ -256,3 +256,13 @@ def test_a_produce_request_is_decoded_once_with_test_control_attached(monkeypatc
             answers = [WireClient.decode_response(wire.read_frame(), 0, 9)[1] for _ in range(3)]
     assert [a.responses[0].partition_responses[0].base_offset for a in answers] == [0, 1, 2]
     assert decoded.count(0) == 3
+
+
+def test_the_process_s_topic_helpers_work_after_its_connections_are_dropped(controlled, control):
+    """BrokerProcess.create_topic keeps one admin connection: one the broker closed is replaced before the next
+    request is sent, as a Kafka Admin reconnects, instead of failing that request."""
+    first = controlled.create_topic(unique_topic("admin-before-drop"))
+    assert control.drop_connections() >= 1
+    second = controlled.create_topic(unique_topic("admin-after-drop"))
+    controlled.delete_topic(first)
+    controlled.delete_topic(second)
