@@ -82,8 +82,7 @@ class Cluster:
                            if self.config["authorizer.class.name"] else None)
         self.transactions = TransactionCoordinator(self, self.config, self.clock, self.new_producer_id)
         # share groups (KIP-932): the share coordinator's groups and share partitions, and the share sessions
-        self.shares = ShareState(self.clock, self.config.group_value,
-                                 int(self.config["group.share.max.share.sessions"]))
+        self.shares = ShareState(self.clock, self.config)
         # finalized feature levels (FeatureControlManager); apis/feature_levels.py sets them from the nodes'
         # releases, as the nodes' releases are known there
         self.features: FeatureLevels | None = None

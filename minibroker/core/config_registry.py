@@ -54,6 +54,17 @@ _IMPLEMENTED_BROKER = frozenset({
     "group.consumer.max.assignment.interval.ms",
     # fetch sessions (core/fetch_sessions.py)
     "max.incremental.fetch.session.cache.slots",
+    # KIP-932 share groups (core/share_groups.py, core/share_partition.py, core/share_sessions.py): the broker
+    # defaults of the share group configs and their bounds
+    "group.share.record.lock.duration.ms", "group.share.min.record.lock.duration.ms",
+    "group.share.max.record.lock.duration.ms", "group.share.delivery.count.limit",
+    "group.share.min.delivery.count.limit", "group.share.max.delivery.count.limit",
+    "group.share.session.timeout.ms", "group.share.min.session.timeout.ms", "group.share.max.session.timeout.ms",
+    "group.share.heartbeat.interval.ms", "group.share.min.heartbeat.interval.ms",
+    "group.share.max.heartbeat.interval.ms", "group.share.partition.max.record.locks",
+    "group.share.min.partition.max.record.locks", "group.share.max.partition.max.record.locks",
+    "group.share.assignment.interval.ms", "group.share.min.assignment.interval.ms",
+    "group.share.max.assignment.interval.ms", "group.share.max.share.sessions",
     # KIP-1071 streams groups (core/streams_groups.py)
     "group.streams.heartbeat.interval.ms", "group.streams.session.timeout.ms",
     "group.streams.initial.rebalance.delay.ms", "group.streams.num.standby.replicas", "group.streams.max.size",
@@ -287,16 +298,17 @@ _GROUP_DOCS = {
 
 # The group configs minibroker acts on: the KIP-848 consumer group's session timeout, heartbeat interval and
 # assignment interval (core/consumer_groups.py), a streams group's (core/streams_groups.py) and a share group's
-# (core/share_groups.py, core/share_partition.py, apis/share_common.py). The share and streams assignment
-# intervals batch assignment updates minibroker makes at once, and share.renew.acknowledge.enable turns off a
-# renewal minibroker always allows: Kafka's default only.
+# (core/share_groups.py, core/share_partition.py, apis/share_common.py), its assignment interval included. The
+# streams assignment interval batches assignment updates minibroker makes at once, and
+# share.renew.acknowledge.enable turns off a renewal minibroker always allows: Kafka's default only.
 _IMPLEMENTED_GROUP = frozenset({"consumer.session.timeout.ms", "consumer.heartbeat.interval.ms",
                                 "consumer.assignment.interval.ms",
                                 "streams.session.timeout.ms", "streams.heartbeat.interval.ms",
                                 "streams.initial.rebalance.delay.ms", "streams.num.standby.replicas",
                                 "share.auto.offset.reset", "share.isolation.level", "share.session.timeout.ms",
                                 "share.heartbeat.interval.ms", "share.record.lock.duration.ms",
-                                "share.delivery.count.limit", "share.partition.max.record.locks"})
+                                "share.delivery.count.limit", "share.partition.max.record.locks",
+                                "share.assignment.interval.ms"})
 
 
 def _group_configs() -> dict[str, ConfigDef]:
@@ -368,7 +380,7 @@ _UNSUPPORTED_REASONS = (
     ("log.remote.", "tiered storage is not implemented (README)"),
     ("follower.fetch.last.tiered.offset.enable", "tiered storage is not implemented (README)"),
     ("cordoned.log.dirs", "one log directory, in memory: nothing to cordon"),
-    ("group.share.", "share groups are not served (README)"),
+    ("group.share.", "not acted on for share groups: Kafka's default only (core/share_groups.py)"),
     ("group.streams.", "not implemented for Streams groups: Kafka's default only (core/streams_groups.py)"),
     ("errors.deadletterqueue.", "Streams groups are not served (README)"),
     ("max.decompressed.message.bytes", "batches are decompressed only to be validated, bounded by "

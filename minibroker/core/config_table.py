@@ -388,12 +388,12 @@ share.session.timeout.ms|int|45000|[1,...]|group.share.session.timeout.ms
 streams.assignment.interval.ms|int|1000|[0,...]|group.streams.assignment.interval.ms
 share.heartbeat.interval.ms|int|5000|[1,...]|group.share.heartbeat.interval.ms
 streams.heartbeat.interval.ms|int|5000|[1,...]|group.streams.heartbeat.interval.ms
-share.delivery.count.limit|int|5||group.share.delivery.count.limit
+share.delivery.count.limit|int|5|[2,...]|group.share.delivery.count.limit
 consumer.heartbeat.interval.ms|int|5000|[1,...]|group.consumer.heartbeat.interval.ms
 share.record.lock.duration.ms|int|30000|[1000,...]|group.share.record.lock.duration.ms
 share.assignment.interval.ms|int|1000|[0,...]|group.share.assignment.interval.ms
 share.isolation.level|string|read_uncommitted|[read_committed, read_uncommitted]|-
 streams.session.timeout.ms|int|45000|[1,...]|group.streams.session.timeout.ms
-share.partition.max.record.locks|int|2000||group.share.partition.max.record.locks
+share.partition.max.record.locks|int|2000|[100,...]|group.share.partition.max.record.locks
 streams.num.standby.replicas|int|0|[0,...]|group.streams.num.standby.replicas
 """

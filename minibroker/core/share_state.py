@@ -11,20 +11,21 @@ name starts afresh.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
+from .broker_config import BrokerConfig
 from .clock import Clock
-from .share_groups import ShareGroupCoordinator
+from .share_groups import ShareGroupCoordinator, validate_configs
 from .share_sessions import ShareSessionCache
 
 
 class ShareState:
     """A cluster's share groups and the share sessions open on it."""
 
-    def __init__(self, clock: Clock, group_config: Callable[[str, str], object], max_sessions: int) -> None:
+    def __init__(self, clock: Clock, config: BrokerConfig) -> None:
+        """ConfigError when the `group.share.*` broker configs fail Kafka's start-up checks."""
+        validate_configs(config)
         self.clock = clock
-        self.coordinator = ShareGroupCoordinator(clock, group_config)
-        self.sessions = ShareSessionCache(max_sessions)
+        self.coordinator = ShareGroupCoordinator(clock, config.group_value)
+        self.sessions = ShareSessionCache(int(config["group.share.max.share.sessions"]))
         self.coordinator.on_member_removed.append(self.sessions.forget_member)
 
     def is_share_group(self, group_id: str) -> bool:

@@ -194,10 +194,10 @@ def test_group_configs_of_the_empty_group_name_are_refused() -> None:
 def test_group_configs_minibroker_does_not_act_on_keep_kafkas_default() -> None:
     c = cluster()
     assert set_group(c, "g", "share.session.timeout.ms", "50000") == (0, None)  # share groups act on it
-    assert set_group(c, "g", "share.assignment.interval.ms", "1000") == (0, None)
-    assert set_group(c, "g", "share.assignment.interval.ms", "2000") == (
-        ErrorCode.INVALID_CONFIG, "minibroker does not implement share.assignment.interval.ms; it only accepts "
-        "Kafka's default, '1000'")
+    assert set_group(c, "g", "share.renew.acknowledge.enable", "true") == (0, None)
+    assert set_group(c, "g", "share.renew.acknowledge.enable", "false") == (
+        ErrorCode.INVALID_CONFIG, "minibroker does not implement share.renew.acknowledge.enable; it only accepts "
+        "Kafka's default, 'true'")
 
 
 def test_legacy_alter_configs_replaces_a_groups_configs_and_delete_removes_the_resource() -> None:

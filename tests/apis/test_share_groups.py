@@ -7,12 +7,14 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from minibroker.apis import share_fetch
 from minibroker.apis.context import RequestContext
 from minibroker.apis.feature_levels import new_feature_levels
 from minibroker.core.clock import ManualClock
 from minibroker.core.cluster import Cluster
-from minibroker.core.config import BrokerConfig
+from minibroker.core.config import BrokerConfig, ConfigError
 from minibroker.core.pending import Pending
 from minibroker.protocol import records
 from minibroker.protocol.errors import ErrorCode
@@ -335,3 +337,63 @@ def test_a_topic_deleted_and_created_again_starts_a_new_share_partition():
     heartbeat(cluster, "m1", epoch)  # the recreated partition is initialized again, at its (empty) log's end
     produce(cluster, 1)
     assert acquired(fetch(cluster, "m1", 1)) == [(0, 0, 1)]
+
+
+def share_cluster(clock: ManualClock, **broker: Any) -> Cluster:
+    configs = {"node.id": 1, **{"group.share." + name.replace("_", "."): value for name, value in broker.items()}}
+    cluster = Cluster(BrokerConfig(configs, profile="latest"), clock=clock)
+    cluster.create_topic("t", 1)
+    return cluster
+
+
+def test_group_share_broker_configs_set_at_start_up_are_acted_on():
+    clock = ManualClock()
+    cluster = share_cluster(clock, record_lock_duration_ms=15_000, delivery_count_limit=2)
+    heartbeat(cluster, "m1", 0)
+    produce(cluster, 1)
+    assert acquired(fetch(cluster, "m1", 0)) == [(0, 0, 1)]
+    clock.advance(15_000)  # group.share.record.lock.duration.ms
+    cluster.tick()
+    assert acquired(fetch(cluster, "m1", 1)) == [(0, 0, 2)]
+    clock.advance(15_000)
+    cluster.tick()  # a second delivery timed out: group.share.delivery.count.limit=2 archives the record
+    assert acquired(fetch(cluster, "m1", 2)) == []
+    assert cluster.shares.coordinator.initialized_share_partition("g", "t", 0).start_offset == 1
+
+
+def test_group_share_broker_configs_are_checked_at_start_up_as_kafka():
+    # ShareGroupConfig.validate's and GroupCoordinatorConfig's messages (Kafka 4.3.1)
+    for broker, message in [
+        ({"record_lock_duration_ms": 10_000},
+         "group.share.record.lock.duration.ms must be greater than or equal to "
+         "group.share.min.record.lock.duration.ms"),
+        ({"max_delivery_count_limit": 6, "delivery_count_limit": 7},
+         "group.share.max.delivery.count.limit must be greater than or equal to group.share.delivery.count.limit"),
+        ({"heartbeat_interval_ms": 20_000},
+         "group.share.heartbeat.interval.ms must be less than or equal to group.share.max.heartbeat.interval.ms"),
+    ]:
+        with pytest.raises(ConfigError, match=f"^{message}$"):
+            share_cluster(ManualClock(), **broker)
+
+
+def test_share_group_config_bounds_as_kafka():
+    cluster = share_cluster(ManualClock())
+    resource = IncrementalAlterConfigsRequest.AlterConfigsResource
+    answers = []
+    for name, value in [("share.delivery.count.limit", "11"), ("share.delivery.count.limit", "1"),
+                        ("share.partition.max.record.locks", "5000"), ("share.assignment.interval.ms", "20000")]:
+        request = IncrementalAlterConfigsRequest(resources=[resource(
+            resource_type=32, resource_name="g",
+            configs=[resource.AlterableConfig(name=name, config_operation=0, value=value)])], validate_only=True)
+        answer = call(cluster, request, 1).responses[0]
+        answers.append((answer.error_code, answer.error_message))
+    # read from Kafka 4.3.1 answering the same requests
+    assert answers == [
+        (ErrorCode.INVALID_CONFIG,
+         "share.delivery.count.limit must be less than or equal to group.share.max.delivery.count.limit"),
+        (ErrorCode.INVALID_CONFIG,
+         "Invalid value 1 for configuration share.delivery.count.limit: Value must be at least 2"),
+        (ErrorCode.INVALID_CONFIG, "share.partition.max.record.locks must be less than or equal to "
+                                   "group.share.max.partition.max.record.locks"),
+        (ErrorCode.INVALID_CONFIG,
+         "share.assignment.interval.ms must be less than or equal to group.share.max.assignment.interval.ms")]
