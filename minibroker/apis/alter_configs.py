@@ -16,7 +16,6 @@ from typing import Any
 
 from ..core.acls import AclOperation
 from ..core.cluster_model import validate_topic_name
-from ..protocol.errors import ErrorCode, KafkaError
 from ..protocol.messages import AlterConfigsRequest, AlterConfigsResponse
 from . import config_resources
 from .context import RequestContext
@@ -28,18 +27,8 @@ _Response = AlterConfigsResponse.AlterConfigsResourceResponse
 
 
 def handle(request: AlterConfigsRequest, ctx: RequestContext) -> AlterConfigsResponse:
-    duplicates = config_resources.duplicate_resources(request.resources)
-    responses = []
-    for index, resource in enumerate(request.resources):
-        try:
-            if index in duplicates:
-                raise KafkaError(ErrorCode.INVALID_REQUEST, "Each resource must appear at most once.")
-            _alter(resource, request.validate_only, ctx)
-            responses.append(_Response(error_code=0, error_message=None, resource_type=resource.resource_type,
-                                       resource_name=resource.resource_name))
-        except KafkaError as exc:
-            responses.append(_Response(error_code=exc.code, error_message=exc.message,
-                                       resource_type=resource.resource_type, resource_name=resource.resource_name))
+    responses = config_resources.alter_each(
+        request.resources, lambda resource: _alter(resource, request.validate_only, ctx), _Response)
     return AlterConfigsResponse(throttle_time_ms=0, responses=responses)
 
 

@@ -5,7 +5,7 @@ describe or alter a resource's configs."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from ..core.acls import AclOperation, ResourceType
@@ -129,6 +129,24 @@ def duplicate_resources(resources: Sequence[Any]) -> set[int]:
     """Indexes of resources that appear more than once: "Each resource must appear at most once."."""
     counts = Counter((r.resource_type, r.resource_name) for r in resources)
     return {i for i, r in enumerate(resources) if counts[(r.resource_type, r.resource_name)] > 1}
+
+
+def alter_each(resources: Sequence[Any], alter: Callable[[Any], None], response_type: Any) -> list[Any]:
+    """AlterConfigs' and IncrementalAlterConfigs' answers: each resource altered by `alter`, or refused with its
+    KafkaError; a resource named twice is refused without being looked at."""
+    duplicates = duplicate_resources(resources)
+    responses = []
+    for index, resource in enumerate(resources):
+        try:
+            if index in duplicates:
+                raise KafkaError(ErrorCode.INVALID_REQUEST, "Each resource must appear at most once.")
+            alter(resource)
+            code, message = ErrorCode.NONE, None
+        except KafkaError as exc:
+            code, message = exc.code, exc.message
+        responses.append(response_type(error_code=code, error_message=message, resource_type=resource.resource_type,
+                                       resource_name=resource.resource_name))
+    return responses
 
 
 def check_configs(configs: Iterable[Any], null_allowed: Any = lambda config: False) -> None:

@@ -30,18 +30,8 @@ _Response = IncrementalAlterConfigsResponse.AlterConfigsResourceResponse
 
 
 def handle(request: IncrementalAlterConfigsRequest, ctx: RequestContext) -> IncrementalAlterConfigsResponse:
-    duplicates = config_resources.duplicate_resources(request.resources)
-    responses = []
-    for index, resource in enumerate(request.resources):
-        try:
-            if index in duplicates:
-                raise KafkaError(ErrorCode.INVALID_REQUEST, "Each resource must appear at most once.")
-            _alter(resource, request.validate_only, ctx)
-            responses.append(_Response(error_code=0, error_message=None, resource_type=resource.resource_type,
-                                       resource_name=resource.resource_name))
-        except KafkaError as exc:
-            responses.append(_Response(error_code=exc.code, error_message=exc.message,
-                                       resource_type=resource.resource_type, resource_name=resource.resource_name))
+    responses = config_resources.alter_each(
+        request.resources, lambda resource: _alter(resource, request.validate_only, ctx), _Response)
     return IncrementalAlterConfigsResponse(throttle_time_ms=0, responses=responses)
 
 
