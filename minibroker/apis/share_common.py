@@ -15,6 +15,7 @@ from .context import RequestContext
 from .feature_levels import feature_levels
 
 SHARE_VERSION = "share.version"
+UNKNOWN_PARTITION = "This server does not host this topic-partition."  # Errors.UNKNOWN_TOPIC_OR_PARTITION's text
 
 
 def share_state(cluster: Cluster) -> ShareState:
@@ -31,6 +32,25 @@ def share_enabled(cluster: Cluster) -> bool:
     """Whether share groups are on: Kafka serves their APIs only with `share.version` finalized at 1 or more
     (otherwise every answer is UNSUPPORTED_VERSION, though ApiVersions still lists them)."""
     return feature_levels(cluster).level(SHARE_VERSION) >= 1
+
+
+def group_refusal(ctx: RequestContext, group_id: str, must_exist: bool) -> tuple[ErrorCode, str | None] | None:
+    """Why Alter/DeleteShareGroupOffsets refuse the whole request for `group_id`, if they do: the share gate,
+    READ on the group, the coordinator check, an unknown group (when it must exist), a group with members."""
+    if not share_enabled(ctx.cluster):
+        return ErrorCode.UNSUPPORTED_VERSION, None
+    if not ctx.authorize(AclOperation.READ, ResourceType.GROUP, group_id):
+        return ErrorCode.GROUP_AUTHORIZATION_FAILED, None
+    if ctx.cluster.coordinator_node(group_id).node_id != ctx.node.node_id:
+        return ErrorCode.NOT_COORDINATOR, None
+    group = ctx.cluster.shares.coordinator.groups.get(group_id)
+    if group is None:
+        if ctx.cluster.groups.groups.get(group_id) is not None or group_id in ctx.cluster.groups.consumer.groups:
+            return ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a share group."
+        return (ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} not found.") if must_exist else None
+    if group.members:
+        return ErrorCode.NON_EMPTY_GROUP, "The group is not empty."
+    return None
 
 
 def partition_of(cluster: Cluster, topic: str, index: int) -> Partition | None:

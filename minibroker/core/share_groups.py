@@ -250,6 +250,24 @@ class ShareGroupCoordinator:
         group = self.groups.get(group_id)
         return group.partitions.get((topic, partition)) if group is not None else None
 
+    def alter_start_offset(self, group_id: str, topic: str, partition: int, start_offset: int) -> None:
+        """AlterShareGroupOffsets: the share partition starts afresh at `start_offset` (the group is made if it
+        does not exist, as Kafka makes it)."""
+        group = self.groups.get(group_id)
+        if group is None:
+            group = self.groups[group_id] = ShareGroup(group_id)
+        fresh = group.partitions[(topic, partition)] = SharePartition(
+            start_offset, delivery_count_limit=self.config_int(group_id, "share.delivery.count.limit"),
+            max_record_locks=self.config_int(group_id, "share.partition.max.record.locks"))
+        fresh.loaded = True
+
+    def delete_offsets(self, group_id: str, topic: str) -> None:
+        """DeleteShareGroupOffsets: the group's share partitions of `topic` go."""
+        group = self.groups.get(group_id)
+        if group is not None:
+            for key in [k for k in group.partitions if k[0] == topic]:
+                del group.partitions[key]
+
     def release_member(self, group_id: str, member_id: str) -> None:
         """Release every record `member_id` holds in the group (its share session closed)."""
         group = self.groups.get(group_id)

@@ -73,6 +73,9 @@ class SharePartition:
         self.delivery_count_limit = delivery_count_limit
         self.max_record_locks = max_record_locks
         self.in_flight: dict[int, InFlightRecord] = {}
+        # whether the start offset is settled: a share fetch has read the partition or AlterShareGroupOffsets set
+        # it (Kafka reports -1 for a share partition an assignment initialized but nothing loaded yet)
+        self.loaded = False
         self._watchers: list[Callable[[], None]] = []
 
     def __repr__(self) -> str:
@@ -104,6 +107,7 @@ class SharePartition:
         batch-optimized, Kafka's default) new records are acquired to the end of the last batch they reach, so
         MaxRecords may be exceeded as Kafka exceeds it.
         """
+        self.loaded = True
         self.expire_locks(now_ms)
         if self.start_offset < log_start_offset:
             self._move_start_to(log_start_offset)
@@ -222,6 +226,10 @@ class SharePartition:
         if any(r.state is RecordState.AVAILABLE for o, r in self.in_flight.items() if o < fetch_upper_bound):
             return True
         return self.end_offset < min(fetch_upper_bound, self.start_offset + self.max_record_locks)
+
+    def settled_in_flight(self) -> int:
+        """How many in-flight records are acknowledged or archived (delivery complete), for the lag."""
+        return sum(1 for record in self.in_flight.values() if record.state in _TERMINAL)
 
     def state_of(self, offset: int) -> RecordState:
         """The state of `offset`: in flight, or ACKNOWLEDGED below the start offset, AVAILABLE past the end."""

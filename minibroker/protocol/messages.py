@@ -196,6 +196,24 @@ with quiet_schema_loading():  # read_text is deprecated; see quiet_schema_loadin
     class ShareAcknowledgeResponse(ApiMessage, load_json=_schemas):  # type: ignore[call-arg]
         """ShareAcknowledgeResponse 1-2; v2 adds AcquisitionLockTimeoutMs."""
 
+    class DescribeShareGroupOffsetsRequest(ApiMessage, load_json=_schemas):  # type: ignore[call-arg]
+        """DescribeShareGroupOffsetsRequest 0-1 (KIP-932; Kafka 4.3.1's definition)."""
+
+    class DescribeShareGroupOffsetsResponse(ApiMessage, load_json=_schemas):  # type: ignore[call-arg]
+        """DescribeShareGroupOffsetsResponse 0-1; v1 adds Lag (KIP-1226)."""
+
+    class AlterShareGroupOffsetsRequest(ApiMessage, load_json=_schemas):  # type: ignore[call-arg]
+        """AlterShareGroupOffsetsRequest 0 (KIP-932)."""
+
+    class AlterShareGroupOffsetsResponse(ApiMessage, load_json=_schemas):  # type: ignore[call-arg]
+        """AlterShareGroupOffsetsResponse 0."""
+
+    class DeleteShareGroupOffsetsRequest(ApiMessage, load_json=_schemas):  # type: ignore[call-arg]
+        """DeleteShareGroupOffsetsRequest 0 (KIP-932)."""
+
+    class DeleteShareGroupOffsetsResponse(ApiMessage, load_json=_schemas):  # type: ignore[call-arg]
+        """DeleteShareGroupOffsetsResponse 0."""
+
     class ConsumerGroupHeartbeatRequest(ApiMessage, load_json=_schemas):  # type: ignore[call-arg]
         """ConsumerGroupHeartbeatRequest 0-1 (KIP-848; not bundled with kafka-python)."""
 
@@ -312,6 +330,9 @@ MESSAGE_PAIRS: list[tuple[Any, Any]] = [
     (ShareGroupDescribeRequest, ShareGroupDescribeResponse),
     (ShareFetchRequest, ShareFetchResponse),
     (ShareAcknowledgeRequest, ShareAcknowledgeResponse),
+    (DescribeShareGroupOffsetsRequest, DescribeShareGroupOffsetsResponse),
+    (AlterShareGroupOffsetsRequest, AlterShareGroupOffsetsResponse),
+    (DeleteShareGroupOffsetsRequest, DeleteShareGroupOffsetsResponse),
     (ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse),
     (ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse),
     (StreamsGroupHeartbeatRequest, StreamsGroupHeartbeatResponse),

@@ -19,10 +19,13 @@ from minibroker.core.pending import Pending
 from minibroker.protocol import records
 from minibroker.protocol.errors import ErrorCode
 from minibroker.protocol.messages import (
+    AlterShareGroupOffsetsRequest,
     ConsumerGroupDescribeRequest,
     ConsumerGroupHeartbeatRequest,
     DeleteGroupsRequest,
+    DeleteShareGroupOffsetsRequest,
     DescribeGroupsRequest,
+    DescribeShareGroupOffsetsRequest,
     IncrementalAlterConfigsRequest,
     JoinGroupRequest,
     ListGroupsRequest,
@@ -397,3 +400,68 @@ def test_share_group_config_bounds_as_kafka():
                                    "group.share.max.partition.max.record.locks"),
         (ErrorCode.INVALID_CONFIG,
          "share.assignment.interval.ms must be less than or equal to group.share.max.assignment.interval.ms")]
+
+
+def describe_offsets(cluster: Cluster, group: str = "g", version: int = 1) -> list[tuple[str, int, int, int]]:
+    D = DescribeShareGroupOffsetsRequest
+    answer = call(cluster, D(groups=[D.DescribeShareGroupOffsetsRequestGroup(group_id=group, topics=None)]), version)
+    assert [g.error_code for g in answer.groups] == [0]
+    return [(t.topic_name, p.partition_index, p.start_offset, p.lag if version >= 1 else -2)
+            for g in answer.groups for t in g.topics for p in t.partitions]
+
+
+def alter_offsets(cluster: Cluster, topic: str, index: int, start: int, group: str = "g") -> Any:
+    A2 = AlterShareGroupOffsetsRequest
+    return call(cluster, A2(group_id=group, topics=[A2.AlterShareGroupOffsetsRequestTopic(topic_name=topic, partitions=[
+        A2.AlterShareGroupOffsetsRequestTopic.AlterShareGroupOffsetsRequestPartition(partition_index=index,
+                                                                                     start_offset=start)])]), 0)
+
+
+def delete_offsets(cluster: Cluster, topic: str, group: str = "g") -> Any:
+    X = DeleteShareGroupOffsetsRequest
+    return call(cluster, X(group_id=group, topics=[X.DeleteShareGroupOffsetsRequestTopic(topic_name=topic)]), 0)
+
+
+def test_share_group_offsets_described_altered_and_deleted_as_kafka():
+    # the sequence and answers read from Kafka 4.3.1 (the same requests, a two-partition topic)
+    cluster = plain_cluster()
+    cluster.create_topic("t2", 2)
+    assert describe_offsets(cluster) == []  # an unknown group: no topics, no error
+    answer = alter_offsets(cluster, "t2", 0, 0)  # makes the group
+    assert (answer.error_code, [(p.partition_index, p.error_code) for t in answer.responses for p in t.partitions]) \
+        == (0, [(0, 0)])
+    assert describe_offsets(cluster) == [("t2", 0, 0, 0)]
+    unknown = alter_offsets(cluster, "nope", 0, 0)
+    assert [(t.topic_id, p.error_code, p.error_message) for t in unknown.responses for p in t.partitions] == [
+        (None, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "This server does not host this topic-partition.")]
+    deleted = delete_offsets(cluster, "t2")
+    assert (deleted.error_code, [t.error_code for t in deleted.responses]) == (0, [0])
+    assert describe_offsets(cluster) == []
+    missing = delete_offsets(cluster, "t2", group="other")
+    assert (missing.error_code, missing.error_message) == (ErrorCode.GROUP_ID_NOT_FOUND, "Group other not found.")
+    call(cluster, ShareGroupHeartbeatRequest(group_id="g", member_id="m1", member_epoch=0, rack_id=None,
+                                             subscribed_topic_names=["t2"]), 1)
+    for refused in (alter_offsets(cluster, "t2", 0, 0), delete_offsets(cluster, "t2")):
+        assert (refused.error_code, refused.error_message, refused.responses) == (
+            ErrorCode.NON_EMPTY_GROUP, "The group is not empty.", [])
+    # an assignment initialized the share partitions; no share fetch has read them: -1 as Kafka
+    assert describe_offsets(cluster) == [("t2", 0, -1, -1), ("t2", 1, -1, -1)]
+    assert describe_offsets(cluster, version=0) == [("t2", 0, -1, -2), ("t2", 1, -1, -2)]
+
+
+def test_share_group_offsets_follow_what_is_acknowledged():
+    cluster = plain_cluster()
+    set_group_config(cluster, "share.auto.offset.reset", "earliest")
+    produce(cluster, 1)
+    produce(cluster, 1)
+    produce(cluster, 1)
+    heartbeat(cluster, "m1", 0)
+    assert acquired(fetch(cluster, "m1", 0, max_records=1)) == [(0, 0, 1)]
+    assert describe_offsets(cluster) == [("t", 0, 0, 3)]
+    fetch(cluster, "m1", 1, acks=[(0, 0, [ACCEPT])], max_records=1)  # accepts 0, acquires 1
+    assert describe_offsets(cluster) == [("t", 0, 1, 2)]
+    heartbeat(cluster, "m1", -1)
+    assert alter_offsets(cluster, "t", 0, 2).error_code == 0  # the group is empty now
+    assert describe_offsets(cluster) == [("t", 0, 2, 1)]
+    heartbeat(cluster, "m2", 0)
+    assert acquired(fetch(cluster, "m2", 0)) == [(2, 2, 1)]  # the share partition restarted at 2

@@ -20,6 +20,7 @@ from minibroker.protocol.messages import (
     AlterConfigsRequest,
     AlterPartitionReassignmentsRequest,
     AlterReplicaLogDirsRequest,
+    AlterShareGroupOffsetsRequest,
     AlterUserScramCredentialsRequest,
     ApiVersionsRequest,
     ConsumerGroupDescribeRequest,
@@ -30,6 +31,7 @@ from minibroker.protocol.messages import (
     DeleteAclsRequest,
     DeleteGroupsRequest,
     DeleteRecordsRequest,
+    DeleteShareGroupOffsetsRequest,
     DeleteTopicsRequest,
     DescribeAclsRequest,
     DescribeClusterRequest,
@@ -37,6 +39,7 @@ from minibroker.protocol.messages import (
     DescribeGroupsRequest,
     DescribeLogDirsRequest,
     DescribeProducersRequest,
+    DescribeShareGroupOffsetsRequest,
     DescribeTopicPartitionsRequest,
     DescribeTransactionsRequest,
     DescribeUserScramCredentialsRequest,
@@ -329,6 +332,20 @@ BUILDERS: dict[int, tuple[Callable[[Env, int], Any], Callable[[Any], list[int]]]
         group_id="matrix-sg", member_id=SHARE_MEMBER, share_session_epoch=-1, topics=[],
         **({"is_renew_ack": False} if v >= 2 else {})),
         lambda r: [0 if r.error_code in NO_SHARE_SESSION else r.error_code]),
+    # share-group offsets: the member's group described (null topics: every share partition); a start offset set
+    # and deleted in another, empty group (made by the Alter; Delete before any Alter finds no group)
+    90: (lambda env, v: DescribeShareGroupOffsetsRequest(groups=[
+        DescribeShareGroupOffsetsRequest.DescribeShareGroupOffsetsRequestGroup(group_id="matrix-sg", topics=None)]),
+        lambda r: [g.error_code for g in r.groups]),
+    91: (lambda env, v: AlterShareGroupOffsetsRequest(group_id="matrix-sg-offsets", topics=[
+        AlterShareGroupOffsetsRequest.AlterShareGroupOffsetsRequestTopic(topic_name=env.topic, partitions=[
+            AlterShareGroupOffsetsRequest.AlterShareGroupOffsetsRequestTopic.AlterShareGroupOffsetsRequestPartition(
+                partition_index=0, start_offset=0)])]),
+        lambda r: [r.error_code] + [p.error_code for t in r.responses for p in t.partitions]),
+    92: (lambda env, v: DeleteShareGroupOffsetsRequest(group_id="matrix-sg-offsets", topics=[
+        DeleteShareGroupOffsetsRequest.DeleteShareGroupOffsetsRequestTopic(topic_name=env.topic)]),
+        lambda r: [0 if r.error_code == ErrorCode.GROUP_ID_NOT_FOUND else r.error_code]
+        + [t.error_code for t in r.responses]),
     # no updates: answered without error at every version and changes nothing (v0 has no validate_only)
     57: (lambda env, v: UpdateFeaturesRequest(timeout_ms=60000, feature_updates=[], validate_only=True),
          lambda r: [r.error_code]),
