@@ -7,7 +7,12 @@ generated values) against one minibroker process: what they print is checked for
 - kafka-producer-perf-test (20000 records, --throughput -1; then idempotent with acks=all) prints its
   summary line and exits 0, and kafka-consumer-perf-test reads all 40000 records back;
 - kafka-configs changes a broker's and the cluster's default broker configs (the differential module compares
-  only refusals there, as a change would show in other tests describing the shared reference Kafka).
+  only refusals there, as a change would show in other tests describing the shared reference Kafka);
+- kafka-console-share-consumer reads a topic's lines through a share group (share.auto.offset.reset=earliest set
+  with kafka-configs), then kafka-share-groups lists, describes (offsets, members, state), resets its offsets to
+  the earliest, deletes its offsets and deletes it. Kafka 4.3.1 prints the same except the start offset after
+  every record was accepted: it shows 0 with lag 0 (its persisted state keeps the acknowledged batch), minibroker
+  the next offset to deliver, 5, with lag 0.
 
 All tools run one after the other in one JVM (tests/differential/clients/ToolRunner.java), as a JVM start
 costs seconds here; the console producer reads its lines from a file the runner makes its standard input.
@@ -37,6 +42,9 @@ PERF_RECORDS = 20000
 VERIFIABLE_RECORDS = 1000
 KEYED_LINES = [f"key-{index % 3}:value {index}" for index in range(12)]
 CONFIGS = "kafka.admin.ConfigCommand"
+SHARE_GROUPS = "org.apache.kafka.tools.consumer.group.ShareGroupCommand"
+SHARE_LINES = [f"share line {index}" for index in range(5)]
+SHARE_GROUP = "tools-share-group"
 #: Broker config changes, run here rather than beside the shared reference Kafka, which other tests describe.
 BROKER_CONFIGS: list[tuple[str, list[str]]] = [
     ("alter-default", ["--alter", "--entity-type", "brokers", "--entity-default",
@@ -78,10 +86,14 @@ def runs(broker: BrokerProcess) -> Runs:
     bootstrap = broker.bootstrap_servers
     for topic in ("console", "verifiable", "perf"):
         broker.create_topic(topic, 3)
+    broker.create_topic("share", 1)
     producer = f"bootstrap.servers={bootstrap}"
     with tempfile.TemporaryDirectory(prefix="kafka-tools-") as work:
         lines = Path(work) / "lines.txt"
         lines.write_text("".join(line + "\n" for line in KEYED_LINES))
+        share_lines = Path(work) / "share-lines.txt"
+        share_lines.write_text("".join(line + "\n" for line in SHARE_LINES))
+        share_groups = [SHARE_GROUPS, "--bootstrap-server", bootstrap]
         tools: list[tuple[str, list[str]]] = [
             ("console-producer", ["--stdin", str(lines), "org.apache.kafka.tools.ConsoleProducer",
                                   "--bootstrap-server", bootstrap, "--topic", "console",
@@ -106,6 +118,24 @@ def runs(broker: BrokerProcess) -> Runs:
             ("consumer-perf-test", ["org.apache.kafka.tools.ConsumerPerformance", "--bootstrap-server", bootstrap,
                                     "--topic", "perf", "--messages", str(2 * PERF_RECORDS), "--timeout", "60000"]),
             *((name, [CONFIGS, "--bootstrap-server", bootstrap, *command]) for name, command in BROKER_CONFIGS),
+            ("share-earliest", [CONFIGS, "--bootstrap-server", bootstrap, "--alter", "--entity-type", "groups",
+                                "--entity-name", SHARE_GROUP, "--add-config", "share.auto.offset.reset=earliest"]),
+            ("share-producer", ["--stdin", str(share_lines), "org.apache.kafka.tools.ConsoleProducer",
+                                "--bootstrap-server", bootstrap, "--topic", "share"]),
+            ("console-share-consumer", ["org.apache.kafka.tools.consumer.ConsoleShareConsumer", "--bootstrap-server",
+                                        bootstrap, "--topic", "share", "--group", SHARE_GROUP, "--max-messages",
+                                        str(len(SHARE_LINES)), "--timeout-ms", "60000"]),
+            ("share-groups-list", [*share_groups, "--list"]),
+            ("share-groups-describe", [*share_groups, "--describe", "--group", SHARE_GROUP]),
+            ("share-groups-members", [*share_groups, "--describe", "--group", SHARE_GROUP, "--members"]),
+            ("share-groups-state", [*share_groups, "--describe", "--group", SHARE_GROUP, "--state"]),
+            ("share-groups-reset", [*share_groups, "--reset-offsets", "--group", SHARE_GROUP, "--topic", "share",
+                                    "--to-earliest", "--execute"]),
+            ("share-groups-describe-reset", [*share_groups, "--describe", "--group", SHARE_GROUP]),
+            ("share-groups-delete-offsets", [*share_groups, "--delete-offsets", "--group", SHARE_GROUP, "--topic",
+                                             "share"]),
+            ("share-groups-delete", [*share_groups, "--delete", "--group", SHARE_GROUP]),
+            ("share-groups-list-after", [*share_groups, "--list"]),
         ]
         args: list[str] = []
         for _, command in tools:
@@ -206,3 +236,34 @@ def test_kafka_configs_alters_and_deletes_broker_configs(runs: Runs) -> None:
         "  log.cleaner.threads=2 sensitive=false synonyms={DYNAMIC_BROKER_CONFIG:log.cleaner.threads=2, "
         "DEFAULT_CONFIG:log.cleaner.threads=1}"]
     assert "log.retention.ms" not in out["describe-default-after"]
+
+
+def _rows(ran: Ran) -> list[list[str]]:
+    return [line.split() for line in ran.out.splitlines() if line.strip()]
+
+
+def test_console_share_consumer_and_kafka_share_groups(runs: Runs) -> None:
+    names = ["share-earliest", "share-producer", "console-share-consumer", "share-groups-list",
+             "share-groups-describe", "share-groups-members", "share-groups-state", "share-groups-reset",
+             "share-groups-describe-reset", "share-groups-delete-offsets", "share-groups-delete",
+             "share-groups-list-after"]
+    for name in names:
+        _ok(runs.by_name[name], name)
+    ran = runs.by_name
+    assert ran["console-share-consumer"].out.splitlines() == SHARE_LINES  # one partition: in order, once each
+    assert "Processed a total of 5 messages" in ran["console-share-consumer"].err
+    assert SHARE_GROUP in ran["share-groups-list"].out.split()
+    header = ["GROUP", "TOPIC", "PARTITION", "START-OFFSET", "LAG"]
+    # every record accepted: nothing left to deliver (Kafka 4.3.1 prints start offset 0 here, see above)
+    assert _rows(ran["share-groups-describe"]) == [header, [SHARE_GROUP, "share", "0", "5", "0"]]
+    assert ran["share-groups-members"].err.strip() == f"Share group '{SHARE_GROUP}' has no active members."
+    state = _rows(ran["share-groups-state"])
+    assert state[0] == ["GROUP", "COORDINATOR", "(ID)", "STATE", "#MEMBERS"]
+    assert (state[1][0], state[1][-2:]) == (SHARE_GROUP, ["Empty", "0"])
+    assert _rows(ran["share-groups-reset"]) == [["GROUP", "TOPIC", "PARTITION", "NEW-OFFSET"],
+                                                [SHARE_GROUP, "share", "0", "0"]]
+    assert _rows(ran["share-groups-describe-reset"]) == [header, [SHARE_GROUP, "share", "0", "0", "5"]]
+    assert _rows(ran["share-groups-delete-offsets"]) == [["TOPIC", "STATUS"], ["share", "Successful"]]
+    assert ran["share-groups-delete"].out.strip() == (
+        f"Deletion of requested share groups ('{SHARE_GROUP}') was successful.")
+    assert SHARE_GROUP not in ran["share-groups-list-after"].out.split()
