@@ -6,8 +6,8 @@ member's group instance id; v5 is flexible; v6 answers GROUP_ID_NOT_FOUND for a 
 
 Each group needs DESCRIBE, else it is answered GROUP_AUTHORIZATION_FAILED with nothing about it
 (DescribeGroupsResponse.groupError), ahead of the described groups. A KIP-848 consumer group is not a classic
-group: "Dead" with no error before v6, from v6 GROUP_ID_NOT_FOUND "Group X is not a classic group." (what
-Kafka 4 answers; ConsumerGroupDescribe describes it).
+group, nor is a KIP-1071 streams group: "Dead" with no error before v6, from v6 GROUP_ID_NOT_FOUND "Group X is
+not a classic group." (what Kafka 4 answers; ConsumerGroupDescribe and StreamsGroupDescribe describe them).
 """
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ def _describe(ctx: RequestContext, group_id: str) -> Any:
         message = None
         if error is None and ctx.api_version >= NOT_FOUND_ERROR_FROM:
             error, message = ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} not found."
-            if group_id in ctx.cluster.groups.consumer.groups:
+            if ctx.cluster.groups.group_type(group_id) is not None:  # a consumer or streams group
                 message = f"Group {group_id} is not a classic group."
         return _Group(error_code=error or 0, error_message=message, group_id=group_id,
                       group_state=GroupState.DEAD.value, protocol_type="", protocol_data="", members=[],

@@ -19,6 +19,7 @@ MIN_VERSION, MAX_VERSION = 0, 5
 
 CLASSIC = "classic"
 CONSUMER = "consumer"
+STREAMS = "streams"
 SHARE = "share"
 
 
@@ -31,6 +32,8 @@ def handle(request: ListGroupsRequest, ctx: RequestContext) -> ListGroupsRespons
         (g.group_id, g.protocol_type or "", g.state.value, CLASSIC) for g in ctx.cluster.groups.groups.values()]
     # KIP-848 consumer groups: protocol type "consumer", Kafka's ConsumerGroupState names
     listed += [(g.group_id, CONSUMER, g.state.value, CONSUMER) for g in ctx.cluster.groups.consumer.groups.values()]
+    # KIP-1071 streams groups: protocol type and type "streams", StreamsGroupState names
+    listed += [(g.group_id, STREAMS, g.state().value, STREAMS) for g in ctx.cluster.groups.streams.groups.values()]
     # KIP-932 share groups: protocol type and type "share", ShareGroupState names
     shares = share_state(ctx.cluster).coordinator
     shares.expire()

@@ -41,6 +41,8 @@ from .group_conversion import (
 )
 from .offset_metadata import CommittedOffset, OffsetCommitEntry, OffsetMetadataManager
 from .pending import Pending
+from .streams_groups import HeartbeatResult as StreamsHeartbeatResult
+from .streams_groups import StreamsGroupCoordinator
 
 
 class GroupCoordinator:
@@ -53,6 +55,7 @@ class GroupCoordinator:
         self.partition_exists = partition_exists
         self.classic = ClassicGroupCoordinator(config, clock)
         self.consumer = ConsumerGroupCoordinator(config, clock)
+        self.streams = StreamsGroupCoordinator(config, clock)  # KIP-1071 streams groups (streams_groups.py)
         # committed offsets are kept per group id, whichever type of group holds that id
         self.offset_metadata = OffsetMetadataManager(config, clock, partition_exists)
         # Kafka schedules the first sweep one check interval after the coordinator loads, not at once: a sweep
@@ -73,6 +76,8 @@ class GroupCoordinator:
         An empty classic group is replaced; a non-empty one is upgraded online when the migration policy and
         the group allow it, and stays classic if the heartbeat is refused.
         """
+        if group_id in self.streams.groups:
+            return HeartbeatResult(ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a consumer group.")
         classic = self.groups.get(group_id)
         if classic is None:
             result = self.consumer.heartbeat(group_id, member_id, member_epoch, **details)
@@ -112,6 +117,35 @@ class GroupCoordinator:
         if rebalance:
             self.classic.prepare_rebalance(group)
 
+    # -- KIP-1071 ------------------------------------------------------------------------
+
+    def group_type(self, group_id: str) -> str | None:
+        """Which kind of group holds `group_id`: "classic", "consumer", "streams", or None."""
+        if group_id in self.groups:
+            return "classic"
+        if group_id in self.consumer.groups:
+            return "consumer"
+        if group_id in self.streams.groups:
+            return "streams"
+        return None
+
+    def streams_heartbeat(self, group_id: str, member_id: str, member_epoch: int,
+                          **details: Any) -> StreamsHeartbeatResult:
+        """StreamsGroupHeartbeat; a group id of another type is refused (getOrCreateStreamsGroup), except an
+        empty classic group, which a joining streams member replaces."""
+        kind = self.group_type(group_id)
+        if kind not in (None, "streams"):
+            classic = self.groups.get(group_id)
+            if member_epoch == 0 and classic is not None and not classic.members \
+                    and classic.state is GroupState.EMPTY:
+                del self.groups[group_id]
+                result = self.streams.heartbeat(group_id, member_id, member_epoch, **details)
+                if result.error is not ErrorCode.NONE and group_id not in self.streams.groups:
+                    self.groups[group_id] = classic
+                return result
+            return StreamsHeartbeatResult(ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a streams group.")
+        return self.streams.heartbeat(group_id, member_id, member_epoch, **details)
+
     # -- join ------------------------------------------------------------------------
 
     def join(
@@ -148,6 +182,8 @@ class GroupCoordinator:
             rebalance_timeout_ms = session_timeout_ms  # JoinGroup v0 has no rebalance timeout
         details = JoinRequestDetails(client_id, client_host, session_timeout_ms, rebalance_timeout_ms, protocol_type,
                                      protocols)
+        if group_id in self.streams.groups:
+            return JoinResult(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, member_id)  # Kafka 4.3.1's answer
         modern = self.consumer.groups.get(group_id)
         if modern is not None:
             if modern.members:
@@ -244,6 +280,7 @@ class GroupCoordinator:
     def tick(self) -> None:
         """Expire sessions, end overdue rebalances, drop expired offsets."""
         self.consumer.tick()
+        self.streams.tick()
         self._downgrade_candidates()
         self.classic.tick()
         now = self.clock.now_ms()
@@ -266,6 +303,10 @@ class GroupCoordinator:
                 continue
             if self.offset_metadata.cleanup_expired_offsets(modern.group_id, modern.state_timestamp_ms):
                 del self.consumer.groups[modern.group_id]
+        for streams in list(self.streams.groups.values()):
+            if not streams.members and self.offset_metadata.cleanup_expired_offsets(streams.group_id,
+                                                                                     streams.state_timestamp_ms):
+                del self.streams.groups[streams.group_id]
 
     # -- offsets -----------------------------------------------------------------------------
 
@@ -283,6 +324,13 @@ class GroupCoordinator:
         if modern is not None:
             # KIP-848: the generation is the member epoch (ConsumerGroup.validateOffsetCommit)
             code = self.consumer.validate_offset_commit(modern, member_id, generation_id, api_version)
+            if code is not ErrorCode.NONE:
+                return [code for _ in offsets]
+            return self.offset_metadata.commit_offsets(group_id, offsets)
+        streams = self.streams.groups.get(group_id)
+        if streams is not None:
+            # KIP-1071: the generation is the member epoch (StreamsGroup.validateOffsetCommit)
+            code = self.streams.validate_offset_commit(streams, member_id, generation_id)
             if code is not ErrorCode.NONE:
                 return [code for _ in offsets]
             return self.offset_metadata.commit_offsets(group_id, offsets)
@@ -306,6 +354,9 @@ class GroupCoordinator:
 
     def validate_offset_fetch(self, group_id: str, member_id: str | None, member_epoch: int) -> ErrorCode:
         """OffsetFetch v9+: a consumer group's member must fetch at its current epoch (STALE_MEMBER_EPOCH)."""
+        streams = self.streams.groups.get(group_id)
+        if streams is not None:
+            return self.streams.validate_offset_fetch(streams, member_id, member_epoch)
         modern = self.consumer.groups.get(group_id)
         if modern is None:
             return ErrorCode.NONE  # classic groups do not check (ClassicGroup.validateOffsetFetch)
@@ -319,6 +370,14 @@ class GroupCoordinator:
             code = ErrorCode.NONE
             if generation_id >= 0 or member_id:
                 code = self.consumer.validate_offset_commit(modern, member_id, generation_id, None)
+            if code is not ErrorCode.NONE:
+                return [code for _ in offsets]
+            return self.offset_metadata.commit_transactional_offsets(group_id, producer_id, offsets)
+        streams = self.streams.groups.get(group_id)
+        if streams is not None:
+            code = ErrorCode.NONE
+            if generation_id >= 0 or member_id:
+                code = self.streams.validate_offset_commit(streams, member_id, generation_id, transactional=True)
             if code is not ErrorCode.NONE:
                 return [code for _ in offsets]
             return self.offset_metadata.commit_transactional_offsets(group_id, producer_id, offsets)
@@ -356,6 +415,14 @@ class GroupCoordinator:
             for member in modern.members.values():
                 subscribed_now |= member_topics(member, modern.subscribed_partition_counts)
             return ErrorCode.NONE, self.offset_metadata.delete_offsets(group_id, partitions, subscribed_now)
+        streams = self.streams.groups.get(group_id)
+        if streams is not None:
+            # the topics a streams group reads while it has members (StreamsGroup.isSubscribedToTopic)
+            reading: set[str] = set()
+            if streams.members and streams.topology is not None:
+                for sub in streams.topology.subtopologies:
+                    reading.update(sub.all_source_names())
+            return ErrorCode.NONE, self.offset_metadata.delete_offsets(group_id, partitions, reading)
         group = self.groups.get(group_id)
         if group is None or group.state is GroupState.DEAD:
             return ErrorCode.GROUP_ID_NOT_FOUND, []
@@ -370,7 +437,7 @@ class GroupCoordinator:
     # -- admin -------------------------------------------------------------------------------
 
     def _group_exists(self, group_id: str) -> bool:
-        return group_id in self.groups or group_id in self.consumer.groups
+        return group_id in self.groups or group_id in self.consumer.groups or group_id in self.streams.groups
 
     def delete_groups(self, group_ids: list[str]) -> list[ErrorCode]:
         """DeleteGroups: one error per group id."""
@@ -388,6 +455,13 @@ class GroupCoordinator:
             if modern.members or open_transaction:
                 return ErrorCode.NON_EMPTY_GROUP
             del self.consumer.groups[group_id]
+            self.offset_metadata.delete_all_offsets(group_id)
+            return ErrorCode.NONE
+        streams = self.streams.groups.get(group_id)
+        if streams is not None:
+            if streams.members or open_transaction:
+                return ErrorCode.NON_EMPTY_GROUP
+            del self.streams.groups[group_id]
             self.offset_metadata.delete_all_offsets(group_id)
             return ErrorCode.NONE
         group = self.groups.get(group_id)

@@ -1,0 +1,108 @@
+"""StreamsGroupDescribe (89): state, epochs, topology, members and task assignments of KIP-1071 streams groups.
+
+Version 0 (Kafka 4.2-4.3). Mirrors KafkaApis.handleStreamsGroupDescribe and
+GroupMetadataManager.streamsGroupDescribe.
+
+UNSUPPORTED_VERSION for every group unless streams groups are enabled (streams_group_heartbeat.py); DESCRIBE on
+each group, else GROUP_AUTHORIZATION_FAILED; an unknown id is GROUP_ID_NOT_FOUND "Group X not found." and a group
+of another type "Group X is not a streams group.". The topology is the one the group was given, as declared.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..core.acls import AclOperation, ResourceType
+from ..core.streams_groups import StreamsGroup, TaskAssignment, Tasks, TopicInfo
+from ..protocol.errors import ErrorCode
+from ..protocol.messages import StreamsGroupDescribeRequest, StreamsGroupDescribeResponse
+from .authorized_operations import to_32bit_field
+from .context import RequestContext
+from .group_common import coordinator_error
+from .streams_group_heartbeat import streams_groups_enabled
+
+API_KEY = 89
+MIN_VERSION, MAX_VERSION = 0, 0
+
+NOT_REQUESTED = -(2**31)  # the schema default, Integer.MIN_VALUE
+
+_Group = StreamsGroupDescribeResponse.DescribedGroup
+_Member = _Group.Member
+_Topology = _Group.Topology
+_Subtopology = _Topology.Subtopology
+R = StreamsGroupDescribeResponse
+
+
+def _failed(group_id: str, code: ErrorCode, message: str | None = None) -> Any:
+    return _Group(error_code=code, error_message=message, group_id=group_id, group_state="", group_epoch=0,
+                  assignment_epoch=0, topology=None, members=[], authorized_operations=NOT_REQUESTED)
+
+
+def handle(request: StreamsGroupDescribeRequest, ctx: RequestContext) -> StreamsGroupDescribeResponse:
+    if not streams_groups_enabled(ctx):
+        return R(throttle_time_ms=0, groups=[_failed(g, ErrorCode.UNSUPPORTED_VERSION) for g in request.group_ids])
+    groups = []
+    for group_id in request.group_ids:
+        if not ctx.authorize(AclOperation.DESCRIBE, ResourceType.GROUP, group_id):
+            groups.append(_failed(group_id, ErrorCode.GROUP_AUTHORIZATION_FAILED))
+            continue
+        error = coordinator_error(ctx, group_id)
+        if error is not None:
+            groups.append(_failed(group_id, error))
+            continue
+        described = _describe(ctx, group_id)
+        if described.error_code == 0 and request.include_authorized_operations:
+            described.authorized_operations = to_32bit_field(ctx.authorized_operations(ResourceType.GROUP, group_id))
+        groups.append(described)
+    return R(throttle_time_ms=0, groups=groups)
+
+
+def _topic_info(info: TopicInfo) -> Any:
+    return _Subtopology.TopicInfo(name=info.name, partitions=info.partitions,
+                                  replication_factor=info.replication_factor,
+                                  topic_configs=[_Subtopology.TopicInfo.KeyValue(key=k, value=v)
+                                                 for k, v in info.configs])
+
+
+def _task_ids(tasks: Tasks) -> list[Any]:
+    return [_Member.Assignment.TaskIds(subtopology_id=sid, partitions=sorted(parts))
+            for sid, parts in sorted(tasks.items()) if parts]
+
+
+def _assignment(assignment: TaskAssignment) -> Any:
+    return _Member.Assignment(active_tasks=_task_ids(assignment.active),
+                              standby_tasks=_task_ids(assignment.standby), warmup_tasks=_task_ids(assignment.warmup))
+
+
+def _topology(group: StreamsGroup) -> Any:
+    if group.topology is None:
+        return None
+    return _Topology(epoch=group.topology.epoch, subtopologies=[
+        _Subtopology(subtopology_id=sub.subtopology_id, source_topics=list(sub.source_topics),
+                     repartition_sink_topics=list(sub.repartition_sink_topics),
+                     state_changelog_topics=[_topic_info(t) for t in sub.state_changelog_topics],
+                     repartition_source_topics=[_topic_info(t) for t in sub.repartition_source_topics])
+        for sub in group.topology.subtopologies])
+
+
+def _describe(ctx: RequestContext, group_id: str) -> Any:
+    coordinator = ctx.cluster.groups
+    group = coordinator.streams.groups.get(group_id)
+    if group is None:
+        if coordinator.group_type(group_id) is not None:
+            return _failed(group_id, ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a streams group.")
+        return _failed(group_id, ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} not found.")
+    members = [
+        _Member(member_id=m.member_id, member_epoch=m.member_epoch, instance_id=m.instance_id, rack_id=m.rack_id,
+                client_id=m.client_id, client_host=m.client_host, topology_epoch=m.topology_epoch,
+                process_id=m.process_id,
+                user_endpoint=None if m.user_endpoint is None else _Member.Endpoint(host=m.user_endpoint[0],
+                                                                                    port=m.user_endpoint[1]),
+                client_tags=[_Member.KeyValue(key=k, value=v) for k, v in sorted(m.client_tags.items())],
+                task_offsets=[], task_end_offsets=[], assignment=_assignment(m.assigned),
+                target_assignment=_assignment(group.target.get(m.member_id, TaskAssignment())), is_classic=False)
+        for m in group.members.values()
+    ]
+    return _Group(error_code=0, error_message=None, group_id=group_id, group_state=group.state().value,
+                  group_epoch=group.group_epoch, assignment_epoch=group.assignment_epoch, topology=_topology(group),
+                  members=members, authorized_operations=NOT_REQUESTED)
