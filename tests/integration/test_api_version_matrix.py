@@ -69,6 +69,8 @@ from minibroker.protocol.messages import (
     ShareFetchRequest,
     ShareGroupDescribeRequest,
     ShareGroupHeartbeatRequest,
+    StreamsGroupDescribeRequest,
+    StreamsGroupHeartbeatRequest,
     SyncGroupRequest,
     TxnOffsetCommitRequest,
     UpdateFeaturesRequest,
@@ -346,6 +348,18 @@ BUILDERS: dict[int, tuple[Callable[[Env, int], Any], Callable[[Any], list[int]]]
         DeleteShareGroupOffsetsRequest.DeleteShareGroupOffsetsRequestTopic(topic_name=env.topic)]),
         lambda r: [0 if r.error_code == ErrorCode.GROUP_ID_NOT_FOUND else r.error_code]
         + [t.error_code for t in r.responses]),
+    # streams groups: a member joins with a one-subtopology topology reading the matrix topic; the group described
+    88: (lambda env, v: StreamsGroupHeartbeatRequest(
+        group_id="matrix-streams", member_id=SHARE_MEMBER, member_epoch=0, endpoint_information_epoch=0,
+        instance_id=None, rack_id=None, rebalance_timeout_ms=30000, active_tasks=[], standby_tasks=[],
+        warmup_tasks=[], process_id="matrix-process", user_endpoint=None, client_tags=None, task_offsets=None,
+        task_end_offsets=None, shutdown_application=False, topology=StreamsGroupHeartbeatRequest.Topology(
+            epoch=0, subtopologies=[StreamsGroupHeartbeatRequest.Topology.Subtopology(
+                subtopology_id="0", source_topics=[env.topic], source_topic_regex=[], state_changelog_topics=[],
+                repartition_sink_topics=[], repartition_source_topics=[], copartition_groups=[])])),
+        lambda r: [r.error_code]),
+    89: (lambda env, v: StreamsGroupDescribeRequest(group_ids=["matrix-streams"], include_authorized_operations=False),
+         lambda r: [0 if g.error_code == ErrorCode.GROUP_ID_NOT_FOUND else g.error_code for g in r.groups]),
     # no updates: answered without error at every version and changes nothing (v0 has no validate_only)
     57: (lambda env, v: UpdateFeaturesRequest(timeout_ms=60000, feature_updates=[], validate_only=True),
          lambda r: [r.error_code]),
