@@ -1,9 +1,10 @@
 """The group coordinator: every group of the cluster by its id, routed to the coordinator of its type.
 
-A group id names one group, classic (classic_coordinator.py runs its rebalance over classic_group.py's model)
-or KIP-848 consumer (consumer_groups.py); this coordinator routes each request to the one that holds the id,
-as Kafka's GroupMetadataManager does, converts groups between the two types (group_conversion.py), checks who
-may commit offsets and leaves their storage to the OffsetMetadataManager (offset_metadata.py).
+A group id names one group, classic (classic_coordinator.py runs its rebalance over classic_group.py's model),
+KIP-848 consumer (consumer_groups.py) or KIP-1071 streams (streams_groups.py); this coordinator routes each
+request to the one that holds the id, as Kafka's GroupMetadataManager does, converts groups between classic and
+consumer (group_conversion.py), checks who may commit offsets and leaves their storage to the
+OffsetMetadataManager (offset_metadata.py). A streams group converts to no other type.
 
 An empty group of one type becomes a group of the other when a member of the other protocol joins it, as
 Kafka 4 converts it; non-empty groups migrate online under `group.consumer.migration.policy`.
