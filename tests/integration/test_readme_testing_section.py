@@ -26,7 +26,7 @@ def section_examples() -> list[str]:
 
 def test_the_sections_test_examples_pass_as_a_users_test_file(pytester: pytest.Pytester) -> None:
     tests = [block for block in section_examples() if "def test_" in block]
-    assert len(tests) == 3
+    assert len(tests) == 4
     # the project's configuration is the section's own pyproject.toml lines, so an async test that needs more
     # than the README says fails here
     (configuration,) = re.findall(r"```toml\n(.*?)```", section(), re.S)
@@ -34,7 +34,7 @@ def test_the_sections_test_examples_pass_as_a_users_test_file(pytester: pytest.P
     pytester.makefile(".toml", pyproject=configuration)
     pytester.makepyfile(test_readme="\n\n".join(tests))
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", timeout=180)
-    result.assert_outcomes(passed=4)
+    result.assert_outcomes(passed=5)
     result.stdout.no_fnmatch_line("*warnings summary*")
 
 
