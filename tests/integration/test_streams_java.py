@@ -40,9 +40,10 @@ class StreamsInstance:
     """One WordCountStreams JVM: its JSON lines collected by a thread; stopped by closing its stdin, or by PID."""
 
     def __init__(self, java: JavaClients, broker: BrokerProcess, app_id: str, source: str, sink: str,
-                 state_dir: Path) -> None:
+                 state_dir: Path, protocol: str = "classic") -> None:
         state_dir.mkdir(parents=True, exist_ok=True)
-        self.args = java.command("WordCountStreams", broker.bootstrap_servers, app_id, source, sink, str(state_dir))
+        self.args = java.command("WordCountStreams", broker.bootstrap_servers, app_id, source, sink, str(state_dir),
+                                 protocol)
         self.proc = subprocess.Popen(self.args, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, text=True)
         self.lines: queue.Queue[dict[str, Any]] = queue.Queue()
@@ -78,7 +79,7 @@ class StreamsInstance:
         return set(states[-1]["active"])
 
     def describe(self) -> str:
-        return (f"{' '.join(self.args[-5:])}\nexit code: {self.proc.poll()}\nstdout: {self.drain()}\n"
+        return (f"{' '.join(self.args[-6:])}\nexit code: {self.proc.poll()}\nstdout: {self.drain()}\n"
                 f"stderr (end): {''.join(self.stderr)[-4000:]}")
 
     def close(self) -> int:

@@ -19,9 +19,10 @@ import org.apache.kafka.streams.kstream.Produced;
 
 /**
  * A Kafka Streams word count: lines in, (word, count) updates out, through a repartition (groupBy word) and a
- * state store "counts" (with its changelog topic), exactly_once_v2, the classic rebalance protocol.
+ * state store "counts" (with its changelog topic), exactly_once_v2, the classic rebalance protocol unless a sixth
+ * argument names another ({@code streams}: KIP-1071, the broker assigns the tasks).
  *
- * <p>Usage: {@code WordCountStreams BOOTSTRAP APPLICATION_ID INPUT OUTPUT STATE_DIR}. It prints one JSON line
+ * <p>Usage: {@code WordCountStreams BOOTSTRAP APPLICATION_ID INPUT OUTPUT STATE_DIR [PROTOCOL]}. It prints one JSON line
  * per state change, {"state": ..., "active": [task ids]} (the active tasks once RUNNING), and runs until its
  * standard input closes or it gets SIGTERM; then it closes, leaving the group so its tasks move at once.
  */
@@ -37,7 +38,8 @@ public final class WordCountStreams {
         props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
         props.put(StreamsConfig.STATE_DIR_CONFIG, args[4]);
         props.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.EXACTLY_ONCE_V2);
-        props.put("group.protocol", "classic");
+        String protocol = args.length > 5 ? args[5] : "classic";
+        props.put("group.protocol", protocol);
         props.put(StreamsConfig.NUM_STREAM_THREADS_CONFIG, 1);
         // small figures keep the test short: frequent commits (so purges) and no record cache delaying output
         props.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, 200);
@@ -45,8 +47,11 @@ public final class WordCountStreams {
         props.put(StreamsConfig.STATESTORE_CACHE_MAX_BYTES_CONFIG, 0);
         props.put(StreamsConfig.DEFAULT_KEY_SERDE_CLASS_CONFIG, Serdes.StringSerde.class);
         props.put(StreamsConfig.DEFAULT_VALUE_SERDE_CLASS_CONFIG, Serdes.StringSerde.class);
-        props.put(StreamsConfig.consumerPrefix("session.timeout.ms"), 10000);
-        props.put(StreamsConfig.consumerPrefix("heartbeat.interval.ms"), 1000);
+        if (protocol.equals("classic")) {
+            // a streams group's session and heartbeat are the broker's group configs, not the client's
+            props.put(StreamsConfig.consumerPrefix("session.timeout.ms"), 10000);
+            props.put(StreamsConfig.consumerPrefix("heartbeat.interval.ms"), 1000);
+        }
 
         StreamsBuilder builder = new StreamsBuilder();
         KStream<String, String> lines = builder.stream(input);
