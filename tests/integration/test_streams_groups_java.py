@@ -5,7 +5,7 @@ as two instances of a streams group: the broker validates the topology, creates 
 (the members do not), and assigns the four tasks; `kafka-streams-groups` lists the group and describes its two
 members with their tasks. One instance is stopped, its tasks move to the other, and it is started again and gets
 its share back. The committed output must be exactly a plain count: for every word the updates 1, 2, ..., n in
-order, none lost, none twice.
+order, none lost, none twice. Once both have left, the tool deletes the group's input offsets and the group.
 """
 
 from __future__ import annotations
@@ -118,6 +118,12 @@ def test_word_count_in_a_streams_group_survives_an_instance_stopping_and_restart
         assert output.poll() == {word: list(range(1, n + 1)) for word, n in expected[2].items()}
         assert a.close() == 0, everything()
         assert b.close() == 0, everything()
+        # the group is empty now: kafka-streams-groups deletes its offsets of the input topic, then the group
+        deleted = streams_groups_tool(broker, "--delete-offsets", "--group", app_id, "--input-topic", source)
+        assert [line.split() for line in deleted.splitlines() if line.startswith(source)] == [
+            [source, "0", "Successful"], [source, "1", "Successful"]], deleted
+        assert "was successful" in streams_groups_tool(broker, "--delete", "--group", app_id)
+        assert app_id not in streams_groups_tool(broker, "--list").split()
     finally:
         output.close()
         for instance in instances:
