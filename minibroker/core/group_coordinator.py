@@ -331,7 +331,7 @@ class GroupCoordinator:
         streams = self.streams.groups.get(group_id)
         if streams is not None:
             # KIP-1071: the generation is the member epoch (StreamsGroup.validateOffsetCommit)
-            code = self.streams.validate_offset_commit(streams, member_id, generation_id)
+            code = self.streams.validate_offset_commit(streams, member_id, generation_id, api_version=api_version)
             if code is not ErrorCode.NONE:
                 return [code for _ in offsets]
             return self.offset_metadata.commit_offsets(group_id, offsets)

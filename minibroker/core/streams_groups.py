@@ -705,14 +705,16 @@ class StreamsGroupCoordinator:
 
     @staticmethod
     def validate_offset_commit(group: StreamsGroup, member_id: str, member_epoch: int,
-                               transactional: bool = False) -> ErrorCode:
-        """StreamsGroup.validateOffsetCommit: a member commits at its current epoch (a transactional commit
-        at another is ILLEGAL_GENERATION)."""
+                               transactional: bool = False, api_version: int | None = None) -> ErrorCode:
+        """StreamsGroup.validateOffsetCommit: a member commits at its current epoch, with OffsetCommit v9 or later
+        (a transactional commit at another epoch is ILLEGAL_GENERATION)."""
         if member_epoch < 0 and not group.members:
             return ErrorCode.NONE  # the admin client
         member = group.members.get(member_id)
         if member is None:
             return ErrorCode.UNKNOWN_MEMBER_ID
+        if api_version is not None and api_version < 9:
+            return ErrorCode.UNSUPPORTED_VERSION  # as Kafka 4.3.1 answers OffsetCommit v8 of a member
         if transactional:
             return ErrorCode.NONE if member_epoch == member.member_epoch else ErrorCode.ILLEGAL_GENERATION
         return _validate_epoch(member_epoch, member.member_epoch)

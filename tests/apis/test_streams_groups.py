@@ -17,6 +17,7 @@ from minibroker.protocol.messages import (
     JoinGroupRequest,
     ListGroupsRequest,
     OffsetCommitRequest,
+    OffsetDeleteRequest,
     StreamsGroupDescribeRequest,
     StreamsGroupHeartbeatRequest,
 )
@@ -129,7 +130,7 @@ def test_a_member_commits_offsets_at_its_member_epoch():
     call(cluster, hb("m1", 0), 0)
     epoch = call(cluster, hb("m1", 1), 0).member_epoch
 
-    def commit(at: int) -> int:
+    def commit(at: int, version: int = 9) -> int:
         request = OffsetCommitRequest(group_id="app", generation_id_or_member_epoch=at, member_id="m1",
                                       group_instance_id=None, retention_time_ms=-1, topics=[
                                           OffsetCommitRequest.OffsetCommitRequestTopic(
@@ -138,10 +139,21 @@ def test_a_member_commits_offsets_at_its_member_epoch():
                                                   .OffsetCommitRequestPartition(
                                                       partition_index=0, committed_offset=5,
                                                       committed_leader_epoch=-1, committed_metadata="")])])
-        return call(cluster, request, 9).topics[0].partitions[0].error_code
+        return call(cluster, request, version).topics[0].partitions[0].error_code
 
     assert commit(epoch) == 0
     assert commit(epoch - 1) == ErrorCode.STALE_MEMBER_EPOCH
+    assert commit(epoch, version=8) == ErrorCode.UNSUPPORTED_VERSION  # members commit with v9+, as in Kafka 4.3.1
+
+    def delete_offset() -> int:
+        request = OffsetDeleteRequest(group_id="app", topics=[OffsetDeleteRequest.OffsetDeleteRequestTopic(
+            name="lines", partitions=[OffsetDeleteRequest.OffsetDeleteRequestTopic.OffsetDeleteRequestPartition(
+                partition_index=0)])])
+        return call(cluster, request, 0).topics[0].partitions[0].error_code
+
+    assert delete_offset() == ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC  # a member reads it
+    call(cluster, hb("m1", -1), 0)
+    assert delete_offset() == 0
 
 
 def test_refusals_answer_kafkas_errors():
