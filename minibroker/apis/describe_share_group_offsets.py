@@ -6,8 +6,10 @@ GroupCoordinatorService.describeShareGroupOffsets.
 UNSUPPORTED_VERSION for every group unless `share.version` is finalized at 1 or more; DESCRIBE on each group,
 else GROUP_AUTHORIZATION_FAILED; the coordinator check. Topics null asks for every share partition the group has,
 by topic name; an unknown group has none, without an error, as Kafka 4.3.1 answers. A share partition an
-assignment initialized but no share fetch has read yet, or one the group does not have, is start offset -1 and
-lag -1; the lag is the records from the start offset to the high watermark not yet acknowledged or archived.
+assignment initialized but nothing acknowledged, released or timed out yet, or one the group does not have, is
+start offset -1 and lag -1. Otherwise the answer is what Kafka's share coordinator last stored
+(SharePartition.persisted): the start offset as it was before the last acknowledgement moved it, and as lag the
+records from there to the high watermark not acknowledged or archived by then.
 """
 
 from __future__ import annotations
@@ -69,13 +71,13 @@ def _describe(ctx: RequestContext, group_id: str, topics: list[Any] | None) -> A
                 parts.append(_partition(index, -1, -1, ErrorCode.TOPIC_AUTHORIZATION_FAILED))
             else:
                 share_partition = group.partitions.get((name, index)) if group is not None else None
-                if share_partition is None or not share_partition.loaded:
+                persisted = share_partition.persisted if share_partition is not None else None
+                if persisted is None:
                     parts.append(_partition(index, -1, -1))
                     continue
-                partition = found.partitions[index]
-                lag = (max(partition.log.high_watermark - share_partition.start_offset, 0)
-                       - share_partition.settled_in_flight())
-                parts.append(_partition(index, share_partition.start_offset, lag))
+                start, settled = persisted
+                lag = max(found.partitions[index].log.high_watermark - start - settled, 0)
+                parts.append(_partition(index, start, lag))
         answered.append(_Topic(topic_name=name, topic_id=found.topic_id if found is not None else _ZERO_UUID,
                                partitions=parts))
     return _Group(group_id=group_id, topics=answered, error_code=0, error_message=None)

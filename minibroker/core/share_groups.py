@@ -259,7 +259,7 @@ class ShareGroupCoordinator:
         fresh = group.partitions[(topic, partition)] = SharePartition(
             start_offset, delivery_count_limit=self.config_int(group_id, "share.delivery.count.limit"),
             max_record_locks=self.config_int(group_id, "share.partition.max.record.locks"))
-        fresh.loaded = True
+        fresh.persisted = (start_offset, 0)
 
     def delete_offsets(self, group_id: str, topic: str) -> None:
         """DeleteShareGroupOffsets: the group's share partitions of `topic` go."""

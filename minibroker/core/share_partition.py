@@ -73,9 +73,9 @@ class SharePartition:
         self.delivery_count_limit = delivery_count_limit
         self.max_record_locks = max_record_locks
         self.in_flight: dict[int, InFlightRecord] = {}
-        # whether the start offset is settled: a share fetch has read the partition or AlterShareGroupOffsets set
-        # it (Kafka reports -1 for a share partition an assignment initialized but nothing loaded yet)
-        self.loaded = False
+        # what Kafka's share coordinator last stored of this share partition, as DescribeShareGroupOffsets reports
+        # it: (start offset, records from it acknowledged or archived); None before the first write
+        self.persisted: tuple[int, int] | None = None
         self._watchers: list[Callable[[], None]] = []
 
     def __repr__(self) -> str:
@@ -107,7 +107,6 @@ class SharePartition:
         batch-optimized, Kafka's default) new records are acquired to the end of the last batch they reach, so
         MaxRecords may be exceeded as Kafka exceeds it.
         """
-        self.loaded = True
         self.expire_locks(now_ms)
         if self.start_offset < log_start_offset:
             self._move_start_to(log_start_offset)
@@ -152,6 +151,7 @@ class SharePartition:
         Nothing changes unless every offset is acquired by this member (INVALID_RECORD_STATE otherwise).
         """
         self.expire_locks(now_ms)
+        start_before = self.start_offset
         requested_first = first_offset
         count = last_offset - first_offset + 1
         if count <= 0 or len(types) not in (1, count) or any(t not in AcknowledgeType._value2member_map_
@@ -181,6 +181,7 @@ class SharePartition:
             else:  # REJECT, and GAP: offsets with no record are never offered
                 self._settle(record, RecordState.ARCHIVED)
         self._advance_start()
+        self._write_state(start_before)
         self._wake()
         return ErrorCode.NONE, None
 
@@ -196,24 +197,28 @@ class SharePartition:
     def release_member(self, member_id: str) -> int:
         """Release every record `member_id` holds (its share session closed or it left); how many."""
         released = 0
+        start_before = self.start_offset
         for record in self.in_flight.values():
             if record.state is RecordState.ACQUIRED and record.member_id == member_id:
                 self._release(record)
                 released += 1
         self._advance_start()
         if released:
+            self._write_state(start_before)
             self._wake()
         return released
 
     def expire_locks(self, now_ms: int) -> None:
         """Release the records whose acquisition lock ran out by `now_ms`."""
         expired = False
+        start_before = self.start_offset
         for record in self.in_flight.values():
             if record.state is RecordState.ACQUIRED and record.lock_deadline_ms <= now_ms:
                 self._release(record)
                 expired = True
         if expired:
             self._advance_start()
+            self._write_state(start_before)
             self._wake()
 
     def next_lock_deadline(self) -> int | None:
@@ -227,9 +232,14 @@ class SharePartition:
             return True
         return self.end_offset < min(fetch_upper_bound, self.start_offset + self.max_record_locks)
 
-    def settled_in_flight(self) -> int:
-        """How many in-flight records are acknowledged or archived (delivery complete), for the lag."""
-        return sum(1 for record in self.in_flight.values() if record.state in _TERMINAL)
+    def _write_state(self, start_before: int) -> None:
+        """What Kafka's share partition writes to its share coordinator after an acknowledgement, a release or a
+        lock timeout: the start offset as it was before the change moved it (Kafka moves its cached start only
+        once the write succeeded), with every record from there that is now acknowledged or archived. Read from
+        Kafka 4.3.1: accepting offset 0 of 4 reports start 0 and lag 3, accepting 1 next start 1 and lag 2."""
+        settled = self.start_offset - start_before + sum(
+            1 for record in self.in_flight.values() if record.state in _TERMINAL)
+        self.persisted = (start_before, settled)
 
     def state_of(self, offset: int) -> RecordState:
         """The state of `offset`: in flight, or ACKNOWLEDGED below the start offset, AVAILABLE past the end."""

@@ -457,10 +457,12 @@ def test_share_group_offsets_follow_what_is_acknowledged():
     produce(cluster, 1)
     heartbeat(cluster, "m1", 0)
     assert acquired(fetch(cluster, "m1", 0, max_records=1)) == [(0, 0, 1)]
-    assert describe_offsets(cluster) == [("t", 0, 0, 3)]
+    assert describe_offsets(cluster) == [("t", 0, -1, -1)]  # nothing written yet: Kafka 4.3.1 says -1 after a fetch
     fetch(cluster, "m1", 1, acks=[(0, 0, [ACCEPT])], max_records=1)  # accepts 0, acquires 1
+    # as Kafka 4.3.1: the start offset from before the acknowledgement moved it, the accepted record not lagging
+    assert describe_offsets(cluster) == [("t", 0, 0, 2)]
+    heartbeat(cluster, "m1", -1)  # releases 1: written with the start offset the acceptance of 0 left
     assert describe_offsets(cluster) == [("t", 0, 1, 2)]
-    heartbeat(cluster, "m1", -1)
     assert alter_offsets(cluster, "t", 0, 2).error_code == 0  # the group is empty now
     assert describe_offsets(cluster) == [("t", 0, 2, 1)]
     heartbeat(cluster, "m2", 0)
