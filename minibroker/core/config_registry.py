@@ -68,6 +68,7 @@ _IMPLEMENTED_BROKER = frozenset({
     # KIP-1071 streams groups (core/streams_groups.py)
     "group.streams.heartbeat.interval.ms", "group.streams.session.timeout.ms",
     "group.streams.initial.rebalance.delay.ms", "group.streams.num.standby.replicas", "group.streams.max.size",
+    "group.streams.assignment.interval.ms",
 })
 
 # Accepted with any valid value: they tune threads, buffers, files, disk flushing, replication fetchers,
@@ -305,6 +306,7 @@ _IMPLEMENTED_GROUP = frozenset({"consumer.session.timeout.ms", "consumer.heartbe
                                 "consumer.assignment.interval.ms",
                                 "streams.session.timeout.ms", "streams.heartbeat.interval.ms",
                                 "streams.initial.rebalance.delay.ms", "streams.num.standby.replicas",
+                                "streams.assignment.interval.ms",
                                 "share.auto.offset.reset", "share.isolation.level", "share.session.timeout.ms",
                                 "share.heartbeat.interval.ms", "share.record.lock.duration.ms",
                                 "share.delivery.count.limit", "share.partition.max.record.locks",

@@ -188,6 +188,7 @@ class StreamsGroup:
     endpoint_information_epoch: int = 0
     shutdown_request_member_id: str | None = None
     assignment_delayed_until_ms: int | None = None
+    assigned_at_ms: int | None = None  # when the target was last computed (streams.assignment.interval.ms)
     state_timestamp_ms: int = 0
     # the assignment configs the target was computed with (num.standby.replicas): a change rebalances
     assignment_configs: tuple = ()
@@ -398,6 +399,13 @@ class StreamsGroupCoordinator:
     def session_timeout_ms(self, group_id: str) -> int:
         return self._group_config(group_id, "streams.session.timeout.ms")
 
+    def assignment_interval_ms(self, group_id: str) -> int:
+        """The group's `streams.assignment.interval.ms` (Kafka 4.3), else the broker's; 0 on a release before 4.3,
+        which computed every new target at once."""
+        if "group.streams.assignment.interval.ms" not in self.config.broker_configs:
+            return 0
+        return self._group_config(group_id, "streams.assignment.interval.ms")
+
     # -- heartbeat ------------------------------------------------------------------------------------
 
     @staticmethod
@@ -564,19 +572,25 @@ class StreamsGroupCoordinator:
             group.assignment_configs = configs
         if bump or group.group_epoch == 0:
             group.group_epoch += 1
-        # 4. the target assignment at the group epoch, after the initial delay of a new group
+        # 4. the target assignment at the group epoch, after the initial delay of a new group and at most once per
+        # assignment interval
         delay = self._group_config(group_id, "streams.initial.rebalance.delay.ms")
+        interval = self.assignment_interval_ms(group_id)
         if group.group_epoch > group.assignment_epoch:
             if group.assignment_epoch == 0 and delay > 0 and group.assignment_delayed_until_ms is None:
                 # the first assignment waits for more members: an empty one now, the real one after the delay
                 group.assignment_delayed_until_ms = now + delay
                 self._set_target(group, {m: TaskAssignment() for m in group.members}, group.group_epoch)
                 group.group_epoch += 1
-            elif group.assignment_delayed_until_ms is None or now >= group.assignment_delayed_until_ms:
+            if group.assignment_delayed_until_ms is not None and now < group.assignment_delayed_until_ms:
+                status.append((StatusCode.ASSIGNMENT_DELAYED,
+                               "Assignment delayed due to the configured initial rebalance delay."))
+            elif group.assigned_at_ms is not None and now - group.assigned_at_ms < interval:
+                status.append((StatusCode.ASSIGNMENT_DELAYED,
+                               "Assignment delayed due to the configured assignment interval."))
+            else:
                 self._update_target(group)
-        if group.assignment_delayed_until_ms is not None and now < group.assignment_delayed_until_ms:
-            status.insert(0, (StatusCode.ASSIGNMENT_DELAYED,
-                              "Assignment delayed due to the configured initial rebalance delay."))
+                group.assigned_at_ms = now
         # 5. reconcile the member with its target
         self._reconcile(group, member, now)
         member.session_deadline_ms = now + self.session_timeout_ms(group_id)

@@ -30,7 +30,8 @@ TI = T.Subtopology.TopicInfo
 
 
 def plain_cluster(**configs: Any) -> Cluster:
-    cluster = Cluster(BrokerConfig({"node.id": 1, "group.streams.initial.rebalance.delay.ms": 0, **configs}),
+    cluster = Cluster(BrokerConfig({"node.id": 1, "group.streams.initial.rebalance.delay.ms": 0,
+                                    "group.streams.assignment.interval.ms": 0, **configs}, profile="latest"),
                       clock=ManualClock(1_700_000_000_000))
     cluster.create_topic("lines", 2)
     return cluster

@@ -23,9 +23,11 @@ WORD_COUNT = Topology(0, (
 ))
 
 
-def _coordinator(delay_ms: int = 0, **configs: str) -> tuple[StreamsGroupCoordinator, ManualClock]:
+def _coordinator(delay_ms: int = 0, interval_ms: int = 0, **configs: str) -> tuple[StreamsGroupCoordinator,
+                                                                                   ManualClock]:
     clock = ManualClock()
-    config = BrokerConfig({"group.streams.initial.rebalance.delay.ms": str(delay_ms), **configs})
+    config = BrokerConfig({"group.streams.initial.rebalance.delay.ms": str(delay_ms),
+                           "group.streams.assignment.interval.ms": str(interval_ms), **configs}, profile="latest")
     return StreamsGroupCoordinator(config, clock), clock
 
 
@@ -210,3 +212,18 @@ def test_a_changed_number_of_standby_replicas_rebalances():
     again = _beat(coordinator, topics, "m2", second.member_epoch)
     assert again.member_epoch == second.member_epoch + 1
     assert again.assignment is not None and again.assignment.standby == {"0": {0}}
+
+
+def test_a_new_target_waits_for_the_assignment_interval():
+    coordinator, clock = _coordinator(interval_ms=1000)
+    topics = _ready(coordinator)
+    first = _join(coordinator, topics, "m1", process="p1")
+    assert first.assignment is not None and first.assignment.active == {"0": {0, 1}, "1": {0, 1}}
+    clock.advance(500)
+    second = _join(coordinator, topics, "m2", process="p2")  # within a second of the last assignment
+    assert second.status == [(StatusCode.ASSIGNMENT_DELAYED,
+                              "Assignment delayed due to the configured assignment interval.")]
+    assert second.member_epoch == 1 and coordinator.groups["app"].state() is StreamsGroupState.ASSIGNING
+    clock.advance(500)
+    again = _beat(coordinator, topics, "m2", 1, owned={})
+    assert again.status == [] and again.member_epoch == 2
