@@ -340,11 +340,14 @@ def assign_tasks(task_counts: Mapping[str, int], members: Mapping[str, StreamsGr
     capacity = math.ceil(len(tasks) / len(ids)) if tasks else 0
     load = dict.fromkeys(ids, 0)
     owner: dict[tuple[str, int], str] = {}
-    for member_id in ids:
-        for task in sorted(_pairs(previous[member_id].active)) if member_id in previous else []:
-            if task in task_counts_set(task_counts) and task not in owner and load[member_id] < capacity:
-                owner[task] = member_id
-                load[member_id] += 1
+    previous_owner = {task: member_id for member_id in ids if member_id in previous
+                      for task in _pairs(previous[member_id].active)}
+    # Kafka's first pass: by partition, then subtopology, each task back to its previous owner within its quota
+    for task in sorted(tasks, key=lambda t: (t[1], t[0])):
+        member_id = previous_owner.get(task)
+        if member_id is not None and load[member_id] < capacity:
+            owner[task] = member_id
+            load[member_id] += 1
     process_load: dict[str, int] = {}
     for member_id, n in load.items():
         process = members[member_id].process_id
@@ -371,10 +374,6 @@ def assign_tasks(task_counts: Mapping[str, int], members: Mapping[str, StreamsGr
                 standby_load[chosen] += 1
                 used_processes.add(members[chosen].process_id)
     return result
-
-
-def task_counts_set(task_counts: Mapping[str, int]) -> set[tuple[str, int]]:
-    return {(sid, p) for sid, n in task_counts.items() for p in range(n)}
 
 
 # -- the coordinator --------------------------------------------------------------------------------------
