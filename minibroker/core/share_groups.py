@@ -231,7 +231,8 @@ class ShareGroupCoordinator:
 
     def share_partition(self, group_id: str, topic: str, partition: int,
                         start_offset: Callable[[str, str, int], int]) -> SharePartition:
-        """The group's share partition of topic-partition, initialized at `start_offset` on first use."""
+        """The group's share partition of topic-partition, made on first use; `start_offset` gives where it starts
+        at its first acquisition (a share fetch), as Kafka's SharePartition starts when first loaded."""
         group = self.groups.get(group_id)
         if group is None:
             group = self.groups[group_id] = ShareGroup(group_id)
@@ -239,9 +240,9 @@ class ShareGroupCoordinator:
         found = group.partitions.get(key)
         if found is None:
             found = group.partitions[key] = SharePartition(
-                start_offset(group_id, topic, partition),
-                delivery_count_limit=self.config_int(group_id, "share.delivery.count.limit"),
+                0, delivery_count_limit=self.config_int(group_id, "share.delivery.count.limit"),
                 max_record_locks=self.config_int(group_id, "share.partition.max.record.locks"))
+            found.pending_start = lambda: start_offset(group_id, topic, partition)
         return found
 
     def initialized_share_partition(self, group_id: str, topic: str, partition: int) -> SharePartition | None:

@@ -76,6 +76,9 @@ class SharePartition:
         # what Kafka's share coordinator last stored of this share partition, as DescribeShareGroupOffsets reports
         # it: (start offset, records from it acknowledged or archived); None before the first write
         self.persisted: tuple[int, int] | None = None
+        # where the share partition starts, asked at its first acquisition: Kafka's SharePartition applies
+        # share.auto.offset.reset when the first share fetch loads it, not when an assignment initializes it
+        self.pending_start: Callable[[], int] | None = None
         self._watchers: list[Callable[[], None]] = []
 
     def __repr__(self) -> str:
@@ -107,6 +110,9 @@ class SharePartition:
         batch-optimized, Kafka's default) new records are acquired to the end of the last batch they reach, so
         MaxRecords may be exceeded as Kafka exceeds it.
         """
+        if self.pending_start is not None:
+            self.start_offset = self.end_offset = self.pending_start()
+            self.pending_start = None
         self.expire_locks(now_ms)
         if self.start_offset < log_start_offset:
             self._move_start_to(log_start_offset)

@@ -43,8 +43,11 @@ ACCEPT, RELEASE, REJECT = 1, 2, 3
 
 
 def plain_cluster(clock: ManualClock | None = None) -> Cluster:
+    """One node, topic t, and group g reading from the earliest offset (a share partition starts where its first
+    share fetch finds the log under share.auto.offset.reset, latest by default)."""
     cluster = Cluster(BrokerConfig({"node.id": 1}), clock=clock or ManualClock(1_700_000_000_000))
     cluster.create_topic("t", 1)
+    set_group_config(cluster, "share.auto.offset.reset", "earliest")
     return cluster
 
 
@@ -111,7 +114,7 @@ def test_members_share_the_partition_and_records_go_to_one_at_a_time():
         answer = heartbeat(cluster, member, 2)
         assert (answer.member_epoch, [(tp.topic_id, tp.partitions) for tp in answer.assignment.topic_partitions]) \
             == (4, [(topic_id, [0])])
-    for _ in range(5):  # share.auto.offset.reset=latest: the share partition started at 0 when initialized
+    for _ in range(5):
         produce(cluster, 1)  # one batch each: a share fetch acquires whole batches
     assert acquired(fetch(cluster, "m1", 0, max_records=3)) == [(0, 2, 1)]
     assert acquired(fetch(cluster, "m2", 0)) == [(3, 4, 1)]
@@ -346,6 +349,7 @@ def share_cluster(clock: ManualClock, **broker: Any) -> Cluster:
     configs = {"node.id": 1, **{"group.share." + name.replace("_", "."): value for name, value in broker.items()}}
     cluster = Cluster(BrokerConfig(configs, profile="latest"), clock=clock)
     cluster.create_topic("t", 1)
+    set_group_config(cluster, "share.auto.offset.reset", "earliest")
     return cluster
 
 
@@ -467,3 +471,17 @@ def test_share_group_offsets_follow_what_is_acknowledged():
     assert describe_offsets(cluster) == [("t", 0, 2, 1)]
     heartbeat(cluster, "m2", 0)
     assert acquired(fetch(cluster, "m2", 0)) == [(2, 2, 1)]  # the share partition restarted at 2
+
+
+def test_a_share_partition_starts_where_its_first_share_fetch_finds_the_log():
+    # as Kafka 4.3.1 (read from it): under share.auto.offset.reset=latest, records produced after the member got
+    # the partition but before its first share fetch are not delivered
+    cluster = plain_cluster()
+    set_group_config(cluster, "share.auto.offset.reset", "latest")
+    heartbeat(cluster, "m1", 0)
+    for _ in range(4):
+        produce(cluster, 1)
+    assert acquired(fetch(cluster, "m1", 0)) == []
+    assert describe_offsets(cluster) == [("t", 0, -1, -1)]
+    produce(cluster, 1)
+    assert acquired(fetch(cluster, "m1", 1)) == [(4, 4, 1)]
