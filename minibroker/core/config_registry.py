@@ -64,7 +64,7 @@ _IMPLEMENTED_BROKER = frozenset({
     "group.share.max.heartbeat.interval.ms", "group.share.partition.max.record.locks",
     "group.share.min.partition.max.record.locks", "group.share.max.partition.max.record.locks",
     "group.share.assignment.interval.ms", "group.share.min.assignment.interval.ms",
-    "group.share.max.assignment.interval.ms", "group.share.max.share.sessions",
+    "group.share.max.assignment.interval.ms", "group.share.max.share.sessions", "group.share.max.size",
     # KIP-1071 streams groups (core/streams_groups.py)
     "group.streams.heartbeat.interval.ms", "group.streams.session.timeout.ms",
     "group.streams.initial.rebalance.delay.ms", "group.streams.num.standby.replicas", "group.streams.max.size",

@@ -142,10 +142,13 @@ def validate_configs(config: BrokerConfig) -> None:
 class ShareGroupCoordinator:
     """Every share group of the cluster, driven by heartbeats, share fetches and the clock."""
 
-    def __init__(self, clock: Clock, group_config: Callable[[str, str], object]) -> None:
-        """`group_config(group_id, name)` reads a group config (its override, else the broker default)."""
+    def __init__(self, clock: Clock, group_config: Callable[[str, str], object],
+                 max_size: Callable[[], int] = lambda: 200) -> None:
+        """`group_config(group_id, name)` reads a group config (its override, else the broker default);
+        `max_size()` is `group.share.max.size`, the members a share group may have."""
         self.clock = clock
         self.group_config = group_config
+        self.max_size = max_size
         self.groups: dict[str, ShareGroup] = {}
         # called with (group, member id) when a member leaves or times out, after its records are released
         self.on_member_removed: list[Callable[[str, str], None]] = []
@@ -179,6 +182,9 @@ class ShareGroupCoordinator:
                 group = self.groups[group_id] = ShareGroup(group_id)
             member = group.members.get(member_id)
             if member is None:
+                if len(group.members) >= self.max_size():
+                    return HeartbeatResult(ErrorCode.GROUP_MAX_SIZE_REACHED, "The share group has reached its "
+                                           f"maximum capacity of {self.max_size()} members.")
                 member = group.members[member_id] = ShareMember(member_id)
                 changed = True
             else:

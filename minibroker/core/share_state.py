@@ -24,7 +24,8 @@ class ShareState:
         """ConfigError when the `group.share.*` broker configs fail Kafka's start-up checks."""
         validate_configs(config)
         self.clock = clock
-        self.coordinator = ShareGroupCoordinator(clock, config.group_value)
+        self.coordinator = ShareGroupCoordinator(clock, config.group_value,
+                                                 lambda: int(config["group.share.max.size"]))
         self.sessions = ShareSessionCache(int(config["group.share.max.share.sessions"]))
         self.coordinator.on_member_removed.append(self.sessions.forget_member)
 

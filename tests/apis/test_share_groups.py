@@ -485,3 +485,13 @@ def test_a_share_partition_starts_where_its_first_share_fetch_finds_the_log():
     assert describe_offsets(cluster) == [("t", 0, -1, -1)]
     produce(cluster, 1)
     assert acquired(fetch(cluster, "m1", 1)) == [(4, 4, 1)]
+
+
+def test_a_share_group_at_group_share_max_size_refuses_a_new_member_as_kafka():
+    cluster = share_cluster(ManualClock(), max_size=2)
+    assert [heartbeat(cluster, member, 0).error_code for member in ("m1", "m2")] == [0, 0]
+    refused = heartbeat(cluster, "m3", 0)
+    # Kafka 4.3.1's answer (read with its default of 200 members)
+    assert (refused.error_code, refused.error_message) == (
+        ErrorCode.GROUP_MAX_SIZE_REACHED, "The share group has reached its maximum capacity of 2 members.")
+    assert heartbeat(cluster, "m1", 0).error_code == 0  # a member already in may join again
