@@ -237,6 +237,7 @@ TOPICS = "org.apache.kafka.tools.TopicCommand"
 ACLS = "org.apache.kafka.tools.AclCommand"
 GROUPS = "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand"
 TRANSACTIONS = "org.apache.kafka.tools.TransactionsCommand"
+SHARE_GROUPS = "org.apache.kafka.tools.consumer.group.ShareGroupCommand"
 ELECTION = "org.apache.kafka.tools.LeaderElectionCommand"
 #: Partition 2 holds two committed records and their marker (offsets 0-2): the open transaction starts at 3.
 OPEN_TXN_START_OFFSET = 3
@@ -261,6 +262,16 @@ TOOLS: list[Tool] = [
     Tool("cli:kafka-consumer-groups-describe", "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand",
          lambda b, n, names: ["--bootstrap-server", b, "--describe", "--group", names.group],
          lambda text: parse_table(text, ("TOPIC", "PARTITION"))),
+    # share groups (KIP-932), read only: no share group of this run exists (the share tools that change state
+    # run against minibroker in tests/integration/test_kafka_tools.py)
+    Tool("cli:kafka-share-groups-list", SHARE_GROUPS, lambda b, n, names: ["--bootstrap-server", b, "--list"],
+         parse_names, this_run_only=True),
+    Tool("cli:kafka-share-groups-describe-missing", SHARE_GROUPS,
+         lambda b, n, names: ["--bootstrap-server", b, "--describe", "--group", names.group + "-share"],
+         parse_message),
+    Tool("cli:kafka-share-groups-delete-missing", SHARE_GROUPS,
+         lambda b, n, names: ["--bootstrap-server", b, "--delete", "--group", names.group + "-share"],
+         parse_message),
     Tool("cli:kafka-transactions-list", "org.apache.kafka.tools.TransactionsCommand",
          lambda b, n, names: ["--bootstrap-server", b, "list", "--transactional-id-pattern", names.txn],
          parse_table),
