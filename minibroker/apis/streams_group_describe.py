@@ -13,7 +13,8 @@ from __future__ import annotations
 from typing import Any
 
 from ..core.acls import AclOperation, ResourceType
-from ..core.streams_groups import StreamsGroup, TaskAssignment, Tasks, TopicInfo
+from ..core.streams_groups import StreamsGroup, TaskAssignment, Tasks
+from ..core.streams_topology import TopicInfo
 from ..protocol.errors import ErrorCode
 from ..protocol.messages import StreamsGroupDescribeRequest, StreamsGroupDescribeResponse
 from .authorized_operations import to_32bit_field

@@ -20,7 +20,8 @@ from ..core.acls import AclOperation, ResourceType
 from ..core.cluster import Cluster
 from ..core.cluster_model import INTERNAL_TOPICS, invalid_topic_reason
 from ..core.features import hash_map_order
-from ..core.streams_groups import StatusCode, Subtopology, Tasks, TopicInfo, Topology, streams_protocol_enabled
+from ..core.streams_groups import Tasks, streams_protocol_enabled
+from ..core.streams_topology import StatusCode, Subtopology, TopicInfo, Topology
 from ..protocol.errors import ErrorCode, KafkaError
 from ..protocol.messages import StreamsGroupHeartbeatRequest, StreamsGroupHeartbeatResponse
 from .context import RequestContext

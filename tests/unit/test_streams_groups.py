@@ -5,15 +5,8 @@ from __future__ import annotations
 
 from minibroker.core.clock import ManualClock
 from minibroker.core.config import BrokerConfig
-from minibroker.core.streams_groups import (
-    StatusCode,
-    StreamsGroupCoordinator,
-    StreamsGroupState,
-    Subtopology,
-    TopicInfo,
-    Topology,
-    configure_topology,
-)
+from minibroker.core.streams_groups import StreamsGroupCoordinator, StreamsGroupState
+from minibroker.core.streams_topology import StatusCode, Subtopology, TopicInfo, Topology, configure_topology
 from minibroker.protocol.errors import ErrorCode
 
 WORD_COUNT = Topology(0, (
