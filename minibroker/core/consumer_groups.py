@@ -46,9 +46,7 @@ from ..protocol.errors import ErrorCode
 from .assignors import ASSIGNOR_CLASSES, ASSIGNORS, Assignment
 from .clock import Clock
 from .config import BrokerConfig, ConfigError
-
-LEAVE_GROUP_MEMBER_EPOCH = -1
-LEAVE_GROUP_STATIC_MEMBER_EPOCH = -2
+from .modern_groups import LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH, member_epoch_error
 
 CONSUMER_GROUP_TYPE = "consumer"
 
@@ -815,7 +813,7 @@ class ConsumerGroupCoordinator:
             return ErrorCode.NONE if member_epoch == member.member_epoch else ErrorCode.ILLEGAL_GENERATION
         if api_version is not None and api_version < 9:
             return ErrorCode.UNSUPPORTED_VERSION  # members of the new protocol commit with v9+
-        return self._validate_epoch(member_epoch, member.member_epoch)
+        return member_epoch_error(member_epoch, member.member_epoch)
 
     def validate_offset_fetch(self, group: ConsumerGroup, member_id: str | None, member_epoch: int) -> ErrorCode:
         """ConsumerGroup.validateOffsetFetch."""
@@ -826,12 +824,4 @@ class ConsumerGroupCoordinator:
             return ErrorCode.UNKNOWN_MEMBER_ID
         if member.classic is not None:
             return ErrorCode.NONE if member_epoch == member.member_epoch else ErrorCode.ILLEGAL_GENERATION
-        return self._validate_epoch(member_epoch, member.member_epoch)
-
-    @staticmethod
-    def _validate_epoch(received: int, expected: int) -> ErrorCode:
-        if received > expected:
-            return ErrorCode.FENCED_MEMBER_EPOCH
-        if received < expected:
-            return ErrorCode.STALE_MEMBER_EPOCH
-        return ErrorCode.NONE
+        return member_epoch_error(member_epoch, member.member_epoch)

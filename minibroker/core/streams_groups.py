@@ -9,10 +9,10 @@ sticky task assignor in what 4.3.1 serves: dynamic members only (a static member
 a topology that cannot change once the group has one, no source-topic regexes and no task offsets (so no
 warm-up tasks). The topology of the first member is validated and configured against the cluster's topics:
 missing source topics, missing internal (repartition and changelog) topics (streams_topology.py), which the
-caller creates from `HeartbeatResult.topics_to_create`, and the number of tasks per subtopology. The group epoch moves when a member,
-the topology or the topics change; the target assignment is recomputed at the new epoch, and each member
-reconciles to it: an active task moves only after its previous owner has revoked it. Sans-IO: time comes from
-the clock, and `tick` fences members whose session or revocation ran out.
+caller creates from `HeartbeatResult.topics_to_create`, and the number of tasks per subtopology. The group
+epoch moves when a member, the topology or the topics change; the target assignment is recomputed at the new
+epoch, and each member reconciles to it: an active task moves only after its previous owner has revoked it.
+Sans-IO: time comes from the clock, and `tick` fences members whose session or revocation ran out.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from enum import Enum
 from ..protocol.errors import ErrorCode
 from .clock import Clock
 from .config import BrokerConfig
+from .modern_groups import LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH, member_epoch_error
 from .streams_topology import (
     ConfiguredTopology,
     StatusCode,
@@ -35,8 +36,6 @@ from .streams_topology import (
 )
 
 PROTOCOL_TYPE = "streams"
-LEAVE_GROUP_MEMBER_EPOCH = -1
-LEAVE_GROUP_STATIC_MEMBER_EPOCH = -2
 
 # a subtopology id to its partitions (task ids), as the heartbeat carries tasks
 Tasks = dict[str, set[int]]
@@ -597,7 +596,7 @@ class StreamsGroupCoordinator:
             return ErrorCode.UNSUPPORTED_VERSION  # as Kafka 4.3.1 answers OffsetCommit v8 of a member
         if transactional:
             return ErrorCode.NONE if member_epoch == member.member_epoch else ErrorCode.ILLEGAL_GENERATION
-        return _validate_epoch(member_epoch, member.member_epoch)
+        return member_epoch_error(member_epoch, member.member_epoch)
 
     @staticmethod
     def validate_offset_fetch(group: StreamsGroup, member_id: str | None, member_epoch: int) -> ErrorCode:
@@ -608,12 +607,4 @@ class StreamsGroupCoordinator:
         member = group.members.get(member_id or "")
         if member is None:
             return ErrorCode.UNKNOWN_MEMBER_ID
-        return _validate_epoch(member_epoch, member.member_epoch)
-
-
-def _validate_epoch(received: int, expected: int) -> ErrorCode:
-    if received > expected:
-        return ErrorCode.FENCED_MEMBER_EPOCH
-    if received < expected:
-        return ErrorCode.STALE_MEMBER_EPOCH
-    return ErrorCode.NONE
+        return member_epoch_error(member_epoch, member.member_epoch)
