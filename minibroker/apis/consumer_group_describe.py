@@ -56,9 +56,9 @@ def _assignment(ctx: RequestContext, assignment: Assignment) -> Any:
 
 def _describe(ctx: RequestContext, group_id: str) -> Any:
     coordinator = ctx.cluster.groups
-    group = coordinator.consumer.groups.get(group_id)
+    group = coordinator.consumer_group(group_id)
     if group is None:
-        if group_id in coordinator.groups or is_share_group(ctx.cluster, group_id):
+        if coordinator.classic_group(group_id) is not None or is_share_group(ctx.cluster, group_id):
             return _failed(group_id, ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a consumer group.")
         return _failed(group_id, ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} not found.")
     members = [

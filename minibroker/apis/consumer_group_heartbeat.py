@@ -21,7 +21,7 @@ from ..core.consumer_groups import Assignment, consumer_protocol_enabled
 from ..protocol.errors import ErrorCode
 from ..protocol.messages import ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse
 from .context import RequestContext
-from .group_common import coordinator_error
+from .group_common import heartbeat_refusal
 from .share_common import is_share_group
 
 API_KEY = 68
@@ -40,13 +40,7 @@ def handle(request: ConsumerGroupHeartbeatRequest, ctx: RequestContext) -> Consu
     cluster = ctx.cluster
     if not consumer_protocol_enabled(cluster.config):
         return _error(ErrorCode.UNSUPPORTED_VERSION)
-    if not ctx.authorize(AclOperation.READ, ResourceType.GROUP, request.group_id):
-        return _error(ErrorCode.GROUP_AUTHORIZATION_FAILED)
-    names = request.subscribed_topic_names
-    if names and len(ctx.authorized_names(AclOperation.DESCRIBE, ResourceType.TOPIC, names)) < len(set(names)):
-        # KafkaApis: a client may not learn of topics it cannot describe by subscribing to them
-        return _error(ErrorCode.TOPIC_AUTHORIZATION_FAILED)
-    error = coordinator_error(ctx, request.group_id)
+    error = heartbeat_refusal(ctx, request.group_id, request.subscribed_topic_names)
     if error is not None:
         return _error(error)
     if is_share_group(cluster, request.group_id):

@@ -55,7 +55,7 @@ def _refused(group_id: str) -> Any:
 
 def _describe(ctx: RequestContext, group_id: str) -> Any:
     error = coordinator_error(ctx, group_id)
-    group = ctx.cluster.groups.groups.get(group_id) if error is None else None
+    group = ctx.cluster.groups.classic_group(group_id) if error is None else None
     if group is None:
         message = None
         if error is None and ctx.api_version >= NOT_FOUND_ERROR_FROM:

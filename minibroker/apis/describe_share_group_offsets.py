@@ -52,7 +52,7 @@ def _failed(group_id: str, code: ErrorCode) -> Any:
 
 def _describe(ctx: RequestContext, group_id: str, topics: list[Any] | None) -> Any:
     cluster = ctx.cluster
-    group = share_state(cluster).coordinator.groups.get(group_id)
+    group = share_state(cluster).coordinator.group(group_id)
     wanted: dict[str, list[int]] = {}
     if topics is None:
         for name, index in sorted(group.partitions if group is not None else ()):

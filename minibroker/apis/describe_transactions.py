@@ -26,7 +26,7 @@ def handle(request: DescribeTransactionsRequest, ctx: RequestContext) -> Describ
     states = []
     for transactional_id in request.transactional_ids:
         error = _refusal(ctx, transactional_id)
-        txn = ctx.cluster.transactions.transactions.get(transactional_id) if error is None else None
+        txn = ctx.cluster.transactions.transaction(transactional_id) if error is None else None
         if txn is None:
             # KafkaApis and TransactionCoordinator.handleDescribeTransactions set only the id and the code on a
             # refusal: the other fields keep the schema's defaults, "" and 0

@@ -22,6 +22,18 @@ def coordinator_error(ctx: RequestContext, group_id: str) -> ErrorCode | None:
     return None
 
 
+def heartbeat_refusal(ctx: RequestContext, group_id: str, topic_names: list[str] | None) -> ErrorCode | None:
+    """What KafkaApis refuses before a consumer or share group heartbeat reaches its coordinator: no READ on the
+    group, no DESCRIBE on a topic it subscribes to (a client may not learn of topics it cannot describe by
+    subscribing to them), or a node that does not coordinate the group; None when none applies."""
+    if not ctx.authorize(AclOperation.READ, ResourceType.GROUP, group_id):
+        return ErrorCode.GROUP_AUTHORIZATION_FAILED
+    if topic_names and len(ctx.authorized_names(AclOperation.DESCRIBE, ResourceType.TOPIC, topic_names)) < len(
+            set(topic_names)):
+        return ErrorCode.TOPIC_AUTHORIZATION_FAILED
+    return coordinator_error(ctx, group_id)
+
+
 def describe_each(ctx: RequestContext, group_ids: list[str], include_authorized_operations: bool,
                   failed: Callable[[str, ErrorCode], Any], describe: Callable[[str], Any]) -> list[Any]:
     """The per-group answers of a KIP-848-style describe (ConsumerGroupDescribe, ShareGroupDescribe, ...):

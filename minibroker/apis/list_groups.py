@@ -29,11 +29,11 @@ def handle(request: ListGroupsRequest, ctx: RequestContext) -> ListGroupsRespons
     sees_all = ctx.authorize_cluster(AclOperation.DESCRIBE)
     groups = []
     listed: list[tuple[str, str, str, str]] = [  # (id, protocol type, state, type)
-        (g.group_id, g.protocol_type or "", g.state.value, CLASSIC) for g in ctx.cluster.groups.groups.values()]
+        (g.group_id, g.protocol_type or "", g.state.value, CLASSIC) for g in ctx.cluster.groups.classic_groups()]
     # KIP-848 consumer groups: protocol type "consumer", Kafka's ConsumerGroupState names
-    listed += [(g.group_id, CONSUMER, g.state.value, CONSUMER) for g in ctx.cluster.groups.consumer.groups.values()]
+    listed += [(g.group_id, CONSUMER, g.state.value, CONSUMER) for g in ctx.cluster.groups.consumer_groups()]
     # KIP-1071 streams groups: protocol type and type "streams", StreamsGroupState names
-    listed += [(g.group_id, STREAMS, g.state().value, STREAMS) for g in ctx.cluster.groups.streams.groups.values()]
+    listed += [(g.group_id, STREAMS, g.state().value, STREAMS) for g in ctx.cluster.groups.streams_groups()]
     # KIP-932 share groups: protocol type and type "share", ShareGroupState names
     shares = share_state(ctx.cluster).coordinator
     shares.expire()

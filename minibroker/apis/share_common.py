@@ -43,9 +43,9 @@ def group_refusal(ctx: RequestContext, group_id: str, must_exist: bool) -> tuple
         return ErrorCode.GROUP_AUTHORIZATION_FAILED, None
     if ctx.cluster.coordinator_node(group_id).node_id != ctx.node.node_id:
         return ErrorCode.NOT_COORDINATOR, None
-    group = ctx.cluster.shares.coordinator.groups.get(group_id)
+    group = ctx.cluster.shares.coordinator.group(group_id)
     if group is None:
-        if ctx.cluster.groups.groups.get(group_id) is not None or group_id in ctx.cluster.groups.consumer.groups:
+        if ctx.cluster.groups.group_type(group_id) in ("classic", "consumer"):
             return ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a share group."
         return (ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} not found.") if must_exist else None
     if group.members:

@@ -45,9 +45,9 @@ def handle(request: ShareGroupDescribeRequest, ctx: RequestContext) -> ShareGrou
 def _describe(ctx: RequestContext, group_id: str) -> Any:
     coordinator = share_state(ctx.cluster).coordinator
     coordinator.expire()
-    group = coordinator.groups.get(group_id)
+    group = coordinator.group(group_id)
     if group is None:
-        if group_id in ctx.cluster.groups.groups or group_id in ctx.cluster.groups.consumer.groups:
+        if ctx.cluster.groups.group_type(group_id) in ("classic", "consumer"):
             return _failed(group_id, ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a share group.")
         return _failed(group_id, ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} not found.")
     members = []

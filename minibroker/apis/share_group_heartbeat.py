@@ -13,11 +13,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..core.acls import AclOperation, ResourceType
 from ..protocol.errors import ErrorCode
 from ..protocol.messages import ShareGroupHeartbeatRequest, ShareGroupHeartbeatResponse
 from .context import RequestContext
-from .group_common import coordinator_error
+from .group_common import heartbeat_refusal
 from .share_common import share_enabled, share_state, start_offset
 
 API_KEY = 76
@@ -33,20 +32,16 @@ def handle(request: ShareGroupHeartbeatRequest, ctx: RequestContext) -> ShareGro
     cluster = ctx.cluster
     if not share_enabled(cluster):
         return _error(ErrorCode.UNSUPPORTED_VERSION)
-    if not ctx.authorize(AclOperation.READ, ResourceType.GROUP, request.group_id):
-        return _error(ErrorCode.GROUP_AUTHORIZATION_FAILED)
-    names = request.subscribed_topic_names
-    if names and len(ctx.authorized_names(AclOperation.DESCRIBE, ResourceType.TOPIC, names)) < len(set(names)):
-        return _error(ErrorCode.TOPIC_AUTHORIZATION_FAILED)
-    error = coordinator_error(ctx, request.group_id)
+    error = heartbeat_refusal(ctx, request.group_id, request.subscribed_topic_names)
     if error is not None:
         return _error(error)
-    if request.group_id in cluster.groups.groups or request.group_id in cluster.groups.consumer.groups:
+    if cluster.groups.group_type(request.group_id) in ("classic", "consumer"):
         return _error(ErrorCode.GROUP_ID_NOT_FOUND, f"Group {request.group_id} is not a share group.")
     topics = {name: len(topic.partitions) for name, topic in cluster.topics.items()}
     result = share_state(cluster).coordinator.heartbeat(
         request.group_id, request.member_id, request.member_epoch, rack_id=request.rack_id,
-        subscribed_topic_names=names, topics=topics, client_id=ctx.client_id or "", client_host=ctx.client_host,
+        subscribed_topic_names=request.subscribed_topic_names, topics=topics, client_id=ctx.client_id or "",
+        client_host=ctx.client_host,
         start_offset=lambda group, topic, index: start_offset(cluster, group, topic, index))
     if result.error is not ErrorCode.NONE:
         return _error(result.error, result.message)

@@ -88,7 +88,7 @@ def _topology(group: StreamsGroup) -> Any:
 
 def _describe(ctx: RequestContext, group_id: str) -> Any:
     coordinator = ctx.cluster.groups
-    group = coordinator.streams.groups.get(group_id)
+    group = coordinator.streams_group(group_id)
     if group is None:
         if coordinator.group_type(group_id) is not None:
             return _failed(group_id, ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a streams group.")

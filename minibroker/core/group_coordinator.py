@@ -43,7 +43,7 @@ from .group_conversion import (
 from .offset_metadata import CommittedOffset, OffsetCommitEntry, OffsetMetadataManager
 from .pending import Pending
 from .streams_groups import HeartbeatResult as StreamsHeartbeatResult
-from .streams_groups import StreamsGroupCoordinator
+from .streams_groups import StreamsGroup, StreamsGroupCoordinator
 
 
 class GroupCoordinator:
@@ -67,6 +67,26 @@ class GroupCoordinator:
     def groups(self) -> dict[str, Group]:
         """The classic groups by id (the classic coordinator's)."""
         return self.classic.groups
+
+    # -- looking groups up (what the admin APIs read) -------------------------------------------
+
+    def classic_group(self, group_id: str) -> Group | None:
+        return self.classic.groups.get(group_id)
+
+    def consumer_group(self, group_id: str) -> ConsumerGroup | None:
+        return self.consumer.groups.get(group_id)
+
+    def streams_group(self, group_id: str) -> StreamsGroup | None:
+        return self.streams.groups.get(group_id)
+
+    def classic_groups(self) -> list[Group]:
+        return list(self.classic.groups.values())
+
+    def consumer_groups(self) -> list[ConsumerGroup]:
+        return list(self.consumer.groups.values())
+
+    def streams_groups(self) -> list[StreamsGroup]:
+        return list(self.streams.groups.values())
 
     # -- KIP-848 -------------------------------------------------------------------------
 

@@ -153,6 +153,10 @@ class ShareGroupCoordinator:
         # called with (group, member id) when a member leaves or times out, after its records are released
         self.on_member_removed: list[Callable[[str, str], None]] = []
 
+    def group(self, group_id: str) -> ShareGroup | None:
+        """The share group of this id, None when there is none."""
+        return self.groups.get(group_id)
+
     def config_int(self, group_id: str, name: str) -> int:
         return int(str(self.group_config(group_id, name)))
 

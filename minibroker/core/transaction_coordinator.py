@@ -117,6 +117,10 @@ class TransactionCoordinator:
 
     # -- InitProducerId -----------------------------------------------------------------------
 
+    def transaction(self, transactional_id: str) -> TransactionMetadata | None:
+        """The transactional id's state, None when the coordinator has none."""
+        return self.transactions.get(transactional_id)
+
     def init_producer_id(self, transactional_id: str, timeout_ms: int, expected_producer_id: int,
                          expected_epoch: int) -> tuple[ErrorCode, int, int]:
         """(error, producer id, epoch) for a transactional producer, fencing older instances."""
