@@ -14,13 +14,11 @@ import random
 import subprocess
 from collections import Counter
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
 from minibroker.testing.process import BrokerProcess, start_broker
 from tests.helpers import unique_topic
-from tests.integration.clients import JAVA_CURRENT, JavaClients
 from tests.integration.test_streams_java import (
     ALL_TASKS,
     WORDS,
@@ -40,11 +38,6 @@ def broker() -> Iterator[BrokerProcess]:
     process = start_broker("group.streams.initial.rebalance.delay.ms=0", timeout=180)
     yield process
     process.stop()
-
-
-@pytest.fixture(scope="module")
-def java(tmp_path_factory: pytest.TempPathFactory) -> JavaClients:
-    return JavaClients(Path(tmp_path_factory.mktemp("java-classes")), version=JAVA_CURRENT)
 
 
 def streams_groups_tool(broker: BrokerProcess, *args: str) -> str:

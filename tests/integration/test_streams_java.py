@@ -26,7 +26,7 @@ from confluent_kafka import Consumer, Producer, TopicPartition
 
 from minibroker.testing.process import BrokerProcess, start_broker
 from tests.helpers import unique_topic
-from tests.integration.clients import JAVA_CURRENT, JavaClients
+from tests.integration.clients import JavaClients
 
 pytestmark = [pytest.mark.java, pytest.mark.timeout(900)]
 
@@ -145,11 +145,6 @@ def broker() -> Iterator[BrokerProcess]:
     process = start_broker(timeout=180)  # generous: a loaded machine starts it slowly
     yield process
     process.stop()
-
-
-@pytest.fixture(scope="module")
-def java(tmp_path_factory: pytest.TempPathFactory) -> JavaClients:
-    return JavaClients(Path(tmp_path_factory.mktemp("java-classes")), version=JAVA_CURRENT)
 
 
 def test_word_count_with_exactly_once_v2_survives_an_instance_stopping(broker, java, tmp_path):
