@@ -21,7 +21,7 @@ from ..core.consumer_groups import Assignment, consumer_protocol_enabled
 from ..protocol.errors import ErrorCode
 from ..protocol.messages import ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse
 from .context import RequestContext
-from .group_common import heartbeat_refusal
+from .group_common import assignment_by_topic_id, heartbeat_refusal
 from .share_common import is_share_group
 
 API_KEY = 68
@@ -70,12 +70,8 @@ def handle(request: ConsumerGroupHeartbeatRequest, ctx: RequestContext) -> Consu
         return _error(result.error, result.message)
     assignment: Any = None
     if result.assignment is not None:
-        parts = []
-        for name, partitions in sorted(result.assignment.items()):
-            topic = cluster.topics.get(name)
-            if topic is not None:
-                parts.append(ConsumerGroupHeartbeatResponse.Assignment.TopicPartitions(
-                    topic_id=topic.topic_id, partitions=sorted(partitions)))
+        entry = ConsumerGroupHeartbeatResponse.Assignment.TopicPartitions
+        parts = assignment_by_topic_id(ctx, result.assignment, entry)
         assignment = ConsumerGroupHeartbeatResponse.Assignment(topic_partitions=parts)
     return ConsumerGroupHeartbeatResponse(throttle_time_ms=0, error_code=0, error_message=None,
                                           member_id=result.member_id, member_epoch=result.member_epoch,

@@ -6,7 +6,7 @@ so a refused caller learns nothing about where the group lives.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..core.acls import AclOperation, ResourceType
@@ -32,6 +32,17 @@ def heartbeat_refusal(ctx: RequestContext, group_id: str, topic_names: list[str]
             set(topic_names)):
         return ErrorCode.TOPIC_AUTHORIZATION_FAILED
     return coordinator_error(ctx, group_id)
+
+
+def assignment_by_topic_id(ctx: RequestContext, assignment: Mapping[str, set[int]], entry_type: Any) -> list[Any]:
+    """A heartbeat's assignment as the wire carries it: one `entry_type(topic_id, partitions)` per topic that
+    still exists and has partitions, topics by name, partitions in order."""
+    entries = []
+    for name, partitions in sorted(assignment.items()):
+        topic = ctx.cluster.topics.get(name)
+        if topic is not None and partitions:
+            entries.append(entry_type(topic_id=topic.topic_id, partitions=sorted(partitions)))
+    return entries
 
 
 def describe_each(ctx: RequestContext, group_ids: list[str], include_authorized_operations: bool,

@@ -16,7 +16,7 @@ from typing import Any
 from ..protocol.errors import ErrorCode
 from ..protocol.messages import ShareGroupHeartbeatRequest, ShareGroupHeartbeatResponse
 from .context import RequestContext
-from .group_common import heartbeat_refusal
+from .group_common import assignment_by_topic_id, heartbeat_refusal
 from .share_common import share_enabled, share_state, start_offset
 
 API_KEY = 76
@@ -47,12 +47,7 @@ def handle(request: ShareGroupHeartbeatRequest, ctx: RequestContext) -> ShareGro
         return _error(result.error, result.message)
     assignment: Any = None
     if result.assignment is not None:
-        parts = []
-        for name, partitions in sorted(result.assignment.items()):
-            topic = cluster.topics.get(name)
-            if topic is not None and partitions:
-                parts.append(ShareGroupHeartbeatResponse.Assignment.TopicPartitions(
-                    topic_id=topic.topic_id, partitions=sorted(partitions)))
+        parts = assignment_by_topic_id(ctx, result.assignment, ShareGroupHeartbeatResponse.Assignment.TopicPartitions)
         assignment = ShareGroupHeartbeatResponse.Assignment(topic_partitions=parts)
     return ShareGroupHeartbeatResponse(throttle_time_ms=0, error_code=0, error_message=None,
                                        member_id=result.member_id, member_epoch=result.member_epoch,
