@@ -70,6 +70,12 @@ bench-tansu: test-deps
 bench-fixtures: test-deps
 	$(PY) bench/fixtures.py
 
+# Records/s through three share consumers of one share group on one partition, minibroker beside Kafka 4.3.1
+# (bench/share_groups.py, about 5 minutes).
+.PHONY: bench-share
+bench-share: test-deps
+	$(PY) bench/share_groups.py
+
 # The KIP-1269 experiment: RTT 0/20/100 ms x in-flight 1/5/10/20 through a latency proxy (about 3 minutes).
 bench-rtt: $(SERVE_STAMP)
 	$(PY) -m pip install --quiet -c $(LOCK) -e '.[bench]'
