@@ -79,14 +79,23 @@ class TopicAdmin:
             if self._wire is not None and _closed_by_peer(self._wire):
                 self._wire.close()  # the broker closed it meanwhile (idle, or a test dropped connections)
                 self._wire = None
-            if self._wire is None:
-                self._wire = WireClient(*self._address, client_id=self._client_id, security=self._security)
-            try:
-                return self._wire.request(request, version)
-            except OSError:
-                self._wire.close()  # the broker went away (a test stopped it): reconnect next time
-                self._wire = None
-                raise
+            for attempt in (1, 2):
+                if self._wire is None:
+                    self._wire = WireClient(*self._address, client_id=self._client_id, security=self._security)
+                try:
+                    return self._wire.request(request, version)
+                except (ConnectionResetError, BrokenPipeError):
+                    # closed by the broker while idle, its close not seen yet: a dropped connection had not read
+                    # the request, so it is sent once more on a new one, as a Kafka Admin retries
+                    self._wire.close()
+                    self._wire = None
+                    if attempt == 2:
+                        raise
+                except OSError:
+                    self._wire.close()  # the broker went away (a test stopped it): reconnect next time
+                    self._wire = None
+                    raise
+            raise AssertionError("unreachable")
 
 
 def _closed_by_peer(wire: WireClient) -> bool:

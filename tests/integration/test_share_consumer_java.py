@@ -51,7 +51,9 @@ def assert_crash_semantics(outcome: dict[str, Any]) -> None:
     assert outcome["accepted"] == COUNT and outcome["held"]
     held = set(outcome["held"])
     assert {v: d for v, d in outcome["deliveries"].items() if v in held} == {v: [1, 2] for v in held}
-    assert all(d == [1] for v, d in outcome["deliveries"].items() if v not in held)
+    # the hung consumer's client may have fetched more in the background than its one poll returned: those come
+    # back after the lock too, so a record outside `held` is delivered once, or twice with delivery count 2
+    assert all(d in ([1], [1, 2]) for v, d in outcome["deliveries"].items() if v not in held)
 
 
 MODES = {"explicit": assert_share_semantics, "implicit": assert_implicit_semantics, "crash": assert_crash_semantics}
