@@ -279,15 +279,20 @@ def waiting_fetch(cluster: Cluster, member: str, epoch: int) -> Pending:
     return pending
 
 
+def m2_waits_after_m1_took(cluster: Cluster, records: int, expected: list[tuple[int, int, int]]) -> Pending:
+    """Two members join; m1 takes the `records` produced (acquired as `expected`), m2's next fetch waits."""
+    heartbeat(cluster, "m1", 0)
+    heartbeat(cluster, "m2", 0)
+    produce(cluster, records)
+    assert acquired(fetch(cluster, "m1", 0)) == expected
+    fetch(cluster, "m2", 0)
+    return waiting_fetch(cluster, "m2", 1)
+
+
 def test_a_lock_running_out_on_the_clock_wakes_a_waiting_share_fetch():
     clock = ManualClock()
     cluster = plain_cluster(clock)
-    heartbeat(cluster, "m1", 0)
-    heartbeat(cluster, "m2", 0)
-    produce(cluster, 2)
-    assert acquired(fetch(cluster, "m1", 0)) == [(0, 1, 1)]
-    fetch(cluster, "m2", 0)
-    pending = waiting_fetch(cluster, "m2", 1)
+    pending = m2_waits_after_m1_took(cluster, 2, [(0, 1, 1)])
     clock.advance(29_999)
     cluster.tick()
     assert not pending.done
@@ -299,12 +304,7 @@ def test_a_lock_running_out_on_the_clock_wakes_a_waiting_share_fetch():
 
 def test_a_release_by_one_member_wakes_another_members_waiting_share_fetch():
     cluster = plain_cluster()
-    heartbeat(cluster, "m1", 0)
-    heartbeat(cluster, "m2", 0)
-    produce(cluster, 1)
-    assert acquired(fetch(cluster, "m1", 0)) == [(0, 0, 1)]
-    fetch(cluster, "m2", 0)
-    pending = waiting_fetch(cluster, "m2", 1)
+    pending = m2_waits_after_m1_took(cluster, 1, [(0, 0, 1)])
     assert acknowledge(cluster, "m1", 1, [(0, 0, [RELEASE])]).responses[0].partitions[0].error_code == 0
     assert pending.done
     assert acquired(pending.result()) == [(0, 0, 2)]
@@ -313,12 +313,7 @@ def test_a_release_by_one_member_wakes_another_members_waiting_share_fetch():
 def test_a_member_timing_out_on_the_clock_loses_its_share_session_and_records():
     clock = ManualClock()
     cluster = plain_cluster(clock)
-    heartbeat(cluster, "m1", 0)
-    heartbeat(cluster, "m2", 0)
-    produce(cluster, 2)
-    assert acquired(fetch(cluster, "m1", 0)) == [(0, 1, 1)]
-    fetch(cluster, "m2", 0)
-    pending = waiting_fetch(cluster, "m2", 1)
+    pending = m2_waits_after_m1_took(cluster, 2, [(0, 1, 1)])
     epoch = 2
     for _ in range(2):  # m2 heartbeats on, m1 stays silent for share.session.timeout.ms (45 s)
         clock.advance(22_500)
