@@ -18,10 +18,10 @@ from .apis.releases import RELEASES, release
 from .core.config import LISTENER_PREFIX, ConfigError, load_properties
 from .core.credentials import parse_add_scram
 from .core.features import parse_feature_flag
-from .testing.faults import parse_faults
 
 if TYPE_CHECKING:
     from .server.broker import Broker
+    from .testing.control import Rule
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 CHECK_TIMEOUT_S = 5.0
@@ -342,6 +342,15 @@ def _generated_keystore(args: argparse.Namespace) -> dict[str, str]:
     return certificate.keystore_configs("PEM")
 
 
+def _parse_faults(specs: list[str]) -> list[Rule]:
+    """The --fault rules; testing/faults.py is imported only for some (with test control, every API's handler)."""
+    if not specs:
+        return []
+    from .testing.faults import parse_faults as parse
+
+    return parse(specs)
+
+
 def _write_ready_file(path: Path, text: str) -> None:
     """Readers never see half a file: write a sibling, then rename it over PATH."""
     temporary = path.with_name(path.name + ".tmp")
@@ -352,7 +361,7 @@ def _write_ready_file(path: Path, text: str) -> None:
 async def _serve(args: argparse.Namespace, configs: dict[str, str], broker: Broker) -> int:
     for seed in map(parse_add_scram, args.add_scram):
         broker.cluster.credentials.put_scram(seed.user, seed.mechanism, seed.credential)
-    faults = parse_faults(args.fault)
+    faults = _parse_faults(args.fault)
     control = control_server = control_port = None
     if faults or args.control_port is not None:
         from .testing.control import Control
@@ -461,7 +470,7 @@ def main(argv: list[str] | None = None) -> int:
         from .core.config import BrokerConfig
         from .server.broker import cluster_config
 
-        parse_faults(args.fault)
+        _parse_faults(args.fault)
         for argument in args.add_scram:
             parse_add_scram(argument)
         release(args.as_version)

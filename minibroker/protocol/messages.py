@@ -1,132 +1,173 @@
-"""Message classes for every API the broker speaks.
+"""Message classes for every API the broker speaks, each created on first use.
 
 kafka-python's schema engine compiles Kafka's JSON definitions; it bundles
 Kafka's files, and `schemas/` (installed as `minibroker.schemas`) adds the ones
 we extend, such as Produce v14 for KIP-1269. `decode_request` reads a request
 body as Kafka's generated readers do, refusing a null where the definition
 allows none.
+
+Creating a class reads and compiles its definition (about 1 ms each, 118 classes), so a class is created when
+its name is first imported from this module or looked up in REQUESTS or RESPONSES: a broker creates only those
+of the APIs its clients call. `API_NAMES` gives every API key without creating anything.
 """
 
 from __future__ import annotations
 
 import functools
+import importlib
 import importlib.util
 import re
 import sys
+import threading
+import types
+from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from kafka.protocol.admin import (
-    AlterConfigsRequest,
-    AlterConfigsResponse,
-    AlterPartitionReassignmentsRequest,
-    AlterPartitionReassignmentsResponse,
-    AlterReplicaLogDirsRequest,
-    AlterReplicaLogDirsResponse,
-    CreateAclsRequest,
-    CreateAclsResponse,
-    CreatePartitionsRequest,
-    CreatePartitionsResponse,
-    CreateTopicsRequest,
-    CreateTopicsResponse,
-    DeleteAclsRequest,
-    DeleteAclsResponse,
-    DeleteRecordsRequest,
-    DeleteRecordsResponse,
-    DeleteTopicsRequest,
-    DeleteTopicsResponse,
-    DescribeAclsRequest,
-    DescribeAclsResponse,
-    DescribeClusterRequest,
-    DescribeClusterResponse,
-    DescribeConfigsRequest,
-    DescribeConfigsResponse,
-    DescribeLogDirsRequest,
-    DescribeLogDirsResponse,
-    DescribeProducersRequest,
-    DescribeProducersResponse,
-    ElectLeadersRequest,
-    ElectLeadersResponse,
-    IncrementalAlterConfigsRequest,
-    IncrementalAlterConfigsResponse,
-    ListConfigResourcesRequest,
-    ListConfigResourcesResponse,
-    ListPartitionReassignmentsRequest,
-    ListPartitionReassignmentsResponse,
-    UpdateFeaturesRequest,
-    UpdateFeaturesResponse,
-)
-from kafka.protocol.admin.groups import (
-    DescribeGroupsRequest,
-    DescribeGroupsResponse,
-    ListGroupsRequest,
-    ListGroupsResponse,
-)
-from kafka.protocol.admin.transactions import (
-    DescribeTransactionsRequest,
-    DescribeTransactionsResponse,
-    ListTransactionsRequest,
-    ListTransactionsResponse,
-)
-from kafka.protocol.admin.users import (
-    AlterUserScramCredentialsRequest,
-    AlterUserScramCredentialsResponse,
-    DescribeUserScramCredentialsRequest,
-    DescribeUserScramCredentialsResponse,
-)
 from kafka.protocol.api_message import ApiMessage
-from kafka.protocol.consumer import (
-    FetchRequest,
-    FetchResponse,
-    ListOffsetsRequest,
-    ListOffsetsResponse,
-    OffsetForLeaderEpochRequest,
-    OffsetForLeaderEpochResponse,
-)
-from kafka.protocol.consumer.group import (
-    HeartbeatRequest,
-    HeartbeatResponse,
-    JoinGroupRequest,
-    JoinGroupResponse,
-    LeaveGroupRequest,
-    LeaveGroupResponse,
-    OffsetCommitRequest,
-    OffsetCommitResponse,
-    OffsetDeleteRequest,
-    OffsetDeleteResponse,
-    OffsetFetchRequest,
-    OffsetFetchResponse,
-    SyncGroupRequest,
-    SyncGroupResponse,
-)
-from kafka.protocol.metadata import (
-    ApiVersionsRequest,
-    ApiVersionsResponse,
-    MetadataRequest,
-    MetadataResponse,
-)
-from kafka.protocol.metadata.find_coordinator import FindCoordinatorRequest, FindCoordinatorResponse
-from kafka.protocol.producer import (
-    AddOffsetsToTxnRequest,
-    AddOffsetsToTxnResponse,
-    AddPartitionsToTxnRequest,
-    AddPartitionsToTxnResponse,
-    EndTxnRequest,
-    EndTxnResponse,
-    InitProducerIdRequest,
-    InitProducerIdResponse,
-    TxnOffsetCommitRequest,
-    TxnOffsetCommitResponse,
-)
-from kafka.protocol.sasl import (
-    SaslAuthenticateRequest,
-    SaslAuthenticateResponse,
-    SaslHandshakeRequest,
-    SaslHandshakeResponse,
-)
 from kafka.protocol.schemas.fields.codecs import Bytes, UnsignedVarInt32
 
 from . import quiet_schema_loading
+
+if TYPE_CHECKING:  # created on first use by __getattr__ below
+    from kafka.protocol.admin import (  # noqa: F401
+        AlterConfigsRequest,
+        AlterConfigsResponse,
+        AlterPartitionReassignmentsRequest,
+        AlterPartitionReassignmentsResponse,
+        AlterReplicaLogDirsRequest,
+        AlterReplicaLogDirsResponse,
+        CreateAclsRequest,
+        CreateAclsResponse,
+        CreatePartitionsRequest,
+        CreatePartitionsResponse,
+        CreateTopicsRequest,
+        CreateTopicsResponse,
+        DeleteAclsRequest,
+        DeleteAclsResponse,
+        DeleteRecordsRequest,
+        DeleteRecordsResponse,
+        DeleteTopicsRequest,
+        DeleteTopicsResponse,
+        DescribeAclsRequest,
+        DescribeAclsResponse,
+        DescribeClusterRequest,
+        DescribeClusterResponse,
+        DescribeConfigsRequest,
+        DescribeConfigsResponse,
+        DescribeLogDirsRequest,
+        DescribeLogDirsResponse,
+        DescribeProducersRequest,
+        DescribeProducersResponse,
+        DescribeTopicPartitionsRequest,
+        DescribeTopicPartitionsResponse,
+        ElectLeadersRequest,
+        ElectLeadersResponse,
+        IncrementalAlterConfigsRequest,
+        IncrementalAlterConfigsResponse,
+        ListConfigResourcesRequest,
+        ListConfigResourcesResponse,
+        ListPartitionReassignmentsRequest,
+        ListPartitionReassignmentsResponse,
+        UpdateFeaturesRequest,
+        UpdateFeaturesResponse,
+    )
+    from kafka.protocol.admin.groups import (  # noqa: F401
+        DescribeGroupsRequest,
+        DescribeGroupsResponse,
+        ListGroupsRequest,
+        ListGroupsResponse,
+    )
+    from kafka.protocol.admin.transactions import (  # noqa: F401
+        DescribeTransactionsRequest,
+        DescribeTransactionsResponse,
+        ListTransactionsRequest,
+        ListTransactionsResponse,
+    )
+    from kafka.protocol.admin.users import (  # noqa: F401
+        AlterUserScramCredentialsRequest,
+        AlterUserScramCredentialsResponse,
+        DescribeUserScramCredentialsRequest,
+        DescribeUserScramCredentialsResponse,
+    )
+    from kafka.protocol.consumer import (  # noqa: F401
+        FetchRequest,
+        FetchResponse,
+        ListOffsetsRequest,
+        ListOffsetsResponse,
+        OffsetForLeaderEpochRequest,
+        OffsetForLeaderEpochResponse,
+    )
+    from kafka.protocol.consumer.group import (  # noqa: F401
+        HeartbeatRequest,
+        HeartbeatResponse,
+        JoinGroupRequest,
+        JoinGroupResponse,
+        LeaveGroupRequest,
+        LeaveGroupResponse,
+        OffsetCommitRequest,
+        OffsetCommitResponse,
+        OffsetDeleteRequest,
+        OffsetDeleteResponse,
+        OffsetFetchRequest,
+        OffsetFetchResponse,
+        SyncGroupRequest,
+        SyncGroupResponse,
+    )
+    from kafka.protocol.metadata import (  # noqa: F401
+        ApiVersionsRequest,
+        ApiVersionsResponse,
+        MetadataRequest,
+        MetadataResponse,
+    )
+    from kafka.protocol.metadata.find_coordinator import FindCoordinatorRequest, FindCoordinatorResponse  # noqa: F401
+    from kafka.protocol.producer import (  # noqa: F401
+        AddOffsetsToTxnRequest,
+        AddOffsetsToTxnResponse,
+        AddPartitionsToTxnRequest,
+        AddPartitionsToTxnResponse,
+        EndTxnRequest,
+        EndTxnResponse,
+        InitProducerIdRequest,
+        InitProducerIdResponse,
+        TxnOffsetCommitRequest,
+        TxnOffsetCommitResponse,
+    )
+    from kafka.protocol.sasl import (  # noqa: F401
+        SaslAuthenticateRequest,
+        SaslAuthenticateResponse,
+        SaslHandshakeRequest,
+        SaslHandshakeResponse,
+    )
+
+    class ProduceRequest(ApiMessage):
+        def expect_response(self) -> bool: ...
+
+    class ProduceResponse(ApiMessage): ...
+    class DeleteGroupsRequest(ApiMessage): ...
+    class DeleteGroupsResponse(ApiMessage): ...
+    class ShareGroupHeartbeatRequest(ApiMessage): ...
+    class ShareGroupHeartbeatResponse(ApiMessage): ...
+    class ShareGroupDescribeRequest(ApiMessage): ...
+    class ShareGroupDescribeResponse(ApiMessage): ...
+    class ShareFetchRequest(ApiMessage): ...
+    class ShareFetchResponse(ApiMessage): ...
+    class ShareAcknowledgeRequest(ApiMessage): ...
+    class ShareAcknowledgeResponse(ApiMessage): ...
+    class DescribeShareGroupOffsetsRequest(ApiMessage): ...
+    class DescribeShareGroupOffsetsResponse(ApiMessage): ...
+    class AlterShareGroupOffsetsRequest(ApiMessage): ...
+    class AlterShareGroupOffsetsResponse(ApiMessage): ...
+    class DeleteShareGroupOffsetsRequest(ApiMessage): ...
+    class DeleteShareGroupOffsetsResponse(ApiMessage): ...
+    class ConsumerGroupHeartbeatRequest(ApiMessage): ...
+    class ConsumerGroupHeartbeatResponse(ApiMessage): ...
+    class ConsumerGroupDescribeRequest(ApiMessage): ...
+    class ConsumerGroupDescribeResponse(ApiMessage): ...
+    class StreamsGroupHeartbeatRequest(ApiMessage): ...
+    class StreamsGroupHeartbeatResponse(ApiMessage): ...
+    class StreamsGroupDescribeRequest(ApiMessage): ...
+    class StreamsGroupDescribeResponse(ApiMessage): ...
 
 
 def _find_schemas() -> None:
@@ -155,88 +196,104 @@ _find_schemas()
 
 import minibroker.schemas as _schemas  # noqa: E402
 
-with quiet_schema_loading():  # read_text is deprecated; see quiet_schema_loading
+# API key: the API's name, and the kafka-python module whose Request and Response classes it uses (None: this
+# module defines them from schemas/, see _OWN_CLASSES). In key order.
+API_NAMES: dict[int, str] = {}
+_KAFKA_MODULES: dict[str, str | None] = {}
+for _key, _name, _module in (
+    (0, "Produce", None),
+    (1, "Fetch", "kafka.protocol.consumer.fetch"),
+    (2, "ListOffsets", "kafka.protocol.consumer.offsets"),
+    (3, "Metadata", "kafka.protocol.metadata.metadata"),
+    (8, "OffsetCommit", "kafka.protocol.consumer.group"),
+    (9, "OffsetFetch", "kafka.protocol.consumer.group"),
+    (10, "FindCoordinator", "kafka.protocol.metadata.find_coordinator"),
+    (11, "JoinGroup", "kafka.protocol.consumer.group"),
+    (12, "Heartbeat", "kafka.protocol.consumer.group"),
+    (13, "LeaveGroup", "kafka.protocol.consumer.group"),
+    (14, "SyncGroup", "kafka.protocol.consumer.group"),
+    (15, "DescribeGroups", "kafka.protocol.admin.groups"),
+    (16, "ListGroups", "kafka.protocol.admin.groups"),
+    (17, "SaslHandshake", "kafka.protocol.sasl"),
+    (18, "ApiVersions", "kafka.protocol.metadata.api_versions"),
+    (19, "CreateTopics", "kafka.protocol.admin.topics"),
+    (20, "DeleteTopics", "kafka.protocol.admin.topics"),
+    (21, "DeleteRecords", "kafka.protocol.admin.topics"),
+    (22, "InitProducerId", "kafka.protocol.producer.transaction"),
+    (23, "OffsetForLeaderEpoch", "kafka.protocol.consumer.offsets"),
+    (24, "AddPartitionsToTxn", "kafka.protocol.producer.transaction"),
+    (25, "AddOffsetsToTxn", "kafka.protocol.producer.transaction"),
+    (26, "EndTxn", "kafka.protocol.producer.transaction"),
+    (28, "TxnOffsetCommit", "kafka.protocol.producer.transaction"),
+    (29, "DescribeAcls", "kafka.protocol.admin.acl"),
+    (30, "CreateAcls", "kafka.protocol.admin.acl"),
+    (31, "DeleteAcls", "kafka.protocol.admin.acl"),
+    (32, "DescribeConfigs", "kafka.protocol.admin.configs"),
+    (33, "AlterConfigs", "kafka.protocol.admin.configs"),
+    (34, "AlterReplicaLogDirs", "kafka.protocol.admin.cluster"),
+    (35, "DescribeLogDirs", "kafka.protocol.admin.cluster"),
+    (36, "SaslAuthenticate", "kafka.protocol.sasl"),
+    (37, "CreatePartitions", "kafka.protocol.admin.topics"),
+    (42, "DeleteGroups", None),
+    (43, "ElectLeaders", "kafka.protocol.admin.topics"),
+    (44, "IncrementalAlterConfigs", "kafka.protocol.admin.configs"),
+    (45, "AlterPartitionReassignments", "kafka.protocol.admin.topics"),
+    (46, "ListPartitionReassignments", "kafka.protocol.admin.topics"),
+    (47, "OffsetDelete", "kafka.protocol.consumer.group"),
+    (50, "DescribeUserScramCredentials", "kafka.protocol.admin.users"),
+    (51, "AlterUserScramCredentials", "kafka.protocol.admin.users"),
+    (57, "UpdateFeatures", "kafka.protocol.admin.cluster"),
+    (60, "DescribeCluster", "kafka.protocol.admin.cluster"),
+    (61, "DescribeProducers", "kafka.protocol.admin.transactions"),
+    (65, "DescribeTransactions", "kafka.protocol.admin.transactions"),
+    (66, "ListTransactions", "kafka.protocol.admin.transactions"),
+    (68, "ConsumerGroupHeartbeat", None),
+    (69, "ConsumerGroupDescribe", None),
+    (74, "ListConfigResources", "kafka.protocol.admin.configs"),
+    (75, "DescribeTopicPartitions", "kafka.protocol.admin.topics"),
+    (76, "ShareGroupHeartbeat", None),
+    (77, "ShareGroupDescribe", None),
+    (78, "ShareFetch", None),
+    (79, "ShareAcknowledge", None),
+    (88, "StreamsGroupHeartbeat", None),
+    (89, "StreamsGroupDescribe", None),
+    (90, "DescribeShareGroupOffsets", None),
+    (91, "AlterShareGroupOffsets", None),
+    (92, "DeleteShareGroupOffsets", None),
+):
+    API_NAMES[_key] = _name
+    _KAFKA_MODULES[f"{_name}Request"] = _KAFKA_MODULES[f"{_name}Response"] = _module
 
-    class ProduceRequest(ApiMessage, load_json=_schemas):  # type: ignore[call-arg]
-        """ProduceRequest 3-14; v14 is v13 again (KIP-1269)."""
-
-        def expect_response(self) -> bool:
-            return bool(self.acks != 0)
-
-    class ProduceResponse(ApiMessage, load_json=_schemas):  # type: ignore[call-arg]
-        """ProduceResponse 3-14; v14 adds tag 1 ProducerStateBatchesToRetain per partition."""
-
-    class DeleteGroupsRequest(ApiMessage, load_json=_schemas):  # type: ignore[call-arg]
-        """DeleteGroupsRequest 0-3 (Kafka's definition; the bundled one stops at 2)."""
-
-    class DeleteGroupsResponse(ApiMessage, load_json=_schemas):  # type: ignore[call-arg]
-        """DeleteGroupsResponse 0-3; v3 adds a per-group ErrorMessage."""
-
-    class ShareGroupHeartbeatRequest(ApiMessage, load_json=_schemas):  # type: ignore[call-arg]
-        """ShareGroupHeartbeatRequest 1 (KIP-932; v0 was Kafka 4.0's early access, removed in 4.1)."""
-
-    class ShareGroupHeartbeatResponse(ApiMessage, load_json=_schemas):  # type: ignore[call-arg]
-        """ShareGroupHeartbeatResponse 1."""
-
-    class ShareGroupDescribeRequest(ApiMessage, load_json=_schemas):  # type: ignore[call-arg]
-        """ShareGroupDescribeRequest 1 (KIP-932)."""
-
-    class ShareGroupDescribeResponse(ApiMessage, load_json=_schemas):  # type: ignore[call-arg]
-        """ShareGroupDescribeResponse 1."""
-
-    class ShareFetchRequest(ApiMessage, load_json=_schemas):  # type: ignore[call-arg]
-        """ShareFetchRequest 1-2; v2 adds ShareAcquireMode and IsRenewAck (KIP-1206, KIP-1222)."""
-
-    class ShareFetchResponse(ApiMessage, load_json=_schemas):  # type: ignore[call-arg]
-        """ShareFetchResponse 1-2."""
-
-    class ShareAcknowledgeRequest(ApiMessage, load_json=_schemas):  # type: ignore[call-arg]
-        """ShareAcknowledgeRequest 1-2; v2 adds IsRenewAck (KIP-1222)."""
-
-    class ShareAcknowledgeResponse(ApiMessage, load_json=_schemas):  # type: ignore[call-arg]
-        """ShareAcknowledgeResponse 1-2; v2 adds AcquisitionLockTimeoutMs."""
-
-    class DescribeShareGroupOffsetsRequest(ApiMessage, load_json=_schemas):  # type: ignore[call-arg]
-        """DescribeShareGroupOffsetsRequest 0-1 (KIP-932; Kafka 4.3.1's definition)."""
-
-    class DescribeShareGroupOffsetsResponse(ApiMessage, load_json=_schemas):  # type: ignore[call-arg]
-        """DescribeShareGroupOffsetsResponse 0-1; v1 adds Lag (KIP-1226)."""
-
-    class AlterShareGroupOffsetsRequest(ApiMessage, load_json=_schemas):  # type: ignore[call-arg]
-        """AlterShareGroupOffsetsRequest 0 (KIP-932)."""
-
-    class AlterShareGroupOffsetsResponse(ApiMessage, load_json=_schemas):  # type: ignore[call-arg]
-        """AlterShareGroupOffsetsResponse 0."""
-
-    class DeleteShareGroupOffsetsRequest(ApiMessage, load_json=_schemas):  # type: ignore[call-arg]
-        """DeleteShareGroupOffsetsRequest 0 (KIP-932)."""
-
-    class DeleteShareGroupOffsetsResponse(ApiMessage, load_json=_schemas):  # type: ignore[call-arg]
-        """DeleteShareGroupOffsetsResponse 0."""
-
-    class ConsumerGroupHeartbeatRequest(ApiMessage, load_json=_schemas):  # type: ignore[call-arg]
-        """ConsumerGroupHeartbeatRequest 0-1 (KIP-848; not bundled with kafka-python)."""
-
-    class ConsumerGroupHeartbeatResponse(ApiMessage, load_json=_schemas):  # type: ignore[call-arg]
-        """ConsumerGroupHeartbeatResponse 0-1."""
-
-    class ConsumerGroupDescribeRequest(ApiMessage, load_json=_schemas):  # type: ignore[call-arg]
-        """ConsumerGroupDescribeRequest 0-1 (KIP-848)."""
-
-    class ConsumerGroupDescribeResponse(ApiMessage, load_json=_schemas):  # type: ignore[call-arg]
-        """ConsumerGroupDescribeResponse 0-1; v1 adds MemberType."""
-
-    class StreamsGroupHeartbeatRequest(ApiMessage, load_json=_schemas):  # type: ignore[call-arg]
-        """StreamsGroupHeartbeatRequest 0 (KIP-1071; not bundled with kafka-python)."""
-
-    class StreamsGroupHeartbeatResponse(ApiMessage, load_json=_schemas):  # type: ignore[call-arg]
-        """StreamsGroupHeartbeatResponse 0."""
-
-    class StreamsGroupDescribeRequest(ApiMessage, load_json=_schemas):  # type: ignore[call-arg]
-        """StreamsGroupDescribeRequest 0 (KIP-1071)."""
-
-    class StreamsGroupDescribeResponse(ApiMessage, load_json=_schemas):  # type: ignore[call-arg]
-        """StreamsGroupDescribeResponse 0."""
+# The classes this module defines from schemas/, by name: their docstrings.
+_OWN_CLASSES = {
+    "ProduceRequest": "ProduceRequest 3-14; v14 is v13 again (KIP-1269).",
+    "ProduceResponse": "ProduceResponse 3-14; v14 adds tag 1 ProducerStateBatchesToRetain per partition.",
+    "DeleteGroupsRequest": "DeleteGroupsRequest 0-3 (Kafka's definition; the bundled one stops at 2).",
+    "DeleteGroupsResponse": "DeleteGroupsResponse 0-3; v3 adds a per-group ErrorMessage.",
+    "ShareGroupHeartbeatRequest": "ShareGroupHeartbeatRequest 1 (KIP-932; v0 was Kafka 4.0's early access, removed "
+                                  "in 4.1).",
+    "ShareGroupHeartbeatResponse": "ShareGroupHeartbeatResponse 1.",
+    "ShareGroupDescribeRequest": "ShareGroupDescribeRequest 1 (KIP-932).",
+    "ShareGroupDescribeResponse": "ShareGroupDescribeResponse 1.",
+    "ShareFetchRequest": "ShareFetchRequest 1-2; v2 adds ShareAcquireMode and IsRenewAck (KIP-1206, KIP-1222).",
+    "ShareFetchResponse": "ShareFetchResponse 1-2.",
+    "ShareAcknowledgeRequest": "ShareAcknowledgeRequest 1-2; v2 adds IsRenewAck (KIP-1222).",
+    "ShareAcknowledgeResponse": "ShareAcknowledgeResponse 1-2; v2 adds AcquisitionLockTimeoutMs.",
+    "DescribeShareGroupOffsetsRequest": "DescribeShareGroupOffsetsRequest 0-1 (KIP-932; Kafka 4.3.1's definition).",
+    "DescribeShareGroupOffsetsResponse": "DescribeShareGroupOffsetsResponse 0-1; v1 adds Lag (KIP-1226).",
+    "AlterShareGroupOffsetsRequest": "AlterShareGroupOffsetsRequest 0 (KIP-932).",
+    "AlterShareGroupOffsetsResponse": "AlterShareGroupOffsetsResponse 0.",
+    "DeleteShareGroupOffsetsRequest": "DeleteShareGroupOffsetsRequest 0 (KIP-932).",
+    "DeleteShareGroupOffsetsResponse": "DeleteShareGroupOffsetsResponse 0.",
+    "ConsumerGroupHeartbeatRequest": "ConsumerGroupHeartbeatRequest 0-1 (KIP-848; not bundled with kafka-python).",
+    "ConsumerGroupHeartbeatResponse": "ConsumerGroupHeartbeatResponse 0-1.",
+    "ConsumerGroupDescribeRequest": "ConsumerGroupDescribeRequest 0-1 (KIP-848).",
+    "ConsumerGroupDescribeResponse": "ConsumerGroupDescribeResponse 0-1; v1 adds MemberType.",
+    "StreamsGroupHeartbeatRequest": "StreamsGroupHeartbeatRequest 0 (KIP-1071; not bundled with kafka-python).",
+    "StreamsGroupHeartbeatResponse": "StreamsGroupHeartbeatResponse 0.",
+    "StreamsGroupDescribeRequest": "StreamsGroupDescribeRequest 0 (KIP-1071).",
+    "StreamsGroupDescribeResponse": "StreamsGroupDescribeResponse 0.",
+}
 
 
 class _RecordsInFrame(Bytes):
@@ -261,88 +318,82 @@ class _RecordsInFrame(Bytes):
         ctx.emit(indent, f"pos += max({length}, 0)")
 
 
-_ProduceRecordsField = ProduceRequest._struct.fields["topic_data"].fields["partition_data"].fields["records"]
-_ProduceRecordsField._type = _RecordsInFrame  # before the first decode compiles the reader
+def _produce_expects_response(self: Any) -> bool:
+    return bool(self.acks != 0)
 
 
-try:  # DescribeTopicPartitions lives in different modules across kafka-python releases
-    from kafka.protocol.admin import (  # type: ignore[attr-defined]
-        DescribeTopicPartitionsRequest,
-        DescribeTopicPartitionsResponse,
-    )
-except ImportError:  # pragma: no cover - depends on the pinned kafka-python
-
-    class DescribeTopicPartitionsRequest(ApiMessage):  # type: ignore[no-redef]
-        """DescribeTopicPartitionsRequest 0."""
-
-    class DescribeTopicPartitionsResponse(ApiMessage):  # type: ignore[no-redef]
-        """DescribeTopicPartitionsResponse 0."""
+def _own_class(name: str) -> Any:
+    """A message class from its definition in schemas/."""
+    namespace: dict[str, Any] = {"__module__": __name__, "__doc__": _OWN_CLASSES[name]}
+    if name == "ProduceRequest":
+        namespace["expect_response"] = _produce_expects_response
+    cls: Any = types.new_class(name, (ApiMessage,), {"load_json": _schemas}, lambda body: body.update(namespace))
+    if name == "ProduceRequest":
+        records = cls._struct.fields["topic_data"].fields["partition_data"].fields["records"]
+        records._type = _RecordsInFrame  # before the first decode compiles the reader
+    return cls
 
 
-MESSAGE_PAIRS: list[tuple[Any, Any]] = [
-    (ProduceRequest, ProduceResponse),
-    (FetchRequest, FetchResponse),
-    (ListOffsetsRequest, ListOffsetsResponse),
-    (MetadataRequest, MetadataResponse),
-    (OffsetForLeaderEpochRequest, OffsetForLeaderEpochResponse),
-    (ApiVersionsRequest, ApiVersionsResponse),
-    (CreateTopicsRequest, CreateTopicsResponse),
-    (DeleteTopicsRequest, DeleteTopicsResponse),
-    (DeleteRecordsRequest, DeleteRecordsResponse),
-    (InitProducerIdRequest, InitProducerIdResponse),
-    (DescribeConfigsRequest, DescribeConfigsResponse),
-    (AlterConfigsRequest, AlterConfigsResponse),
-    (CreatePartitionsRequest, CreatePartitionsResponse),
-    (IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse),
-    (DescribeClusterRequest, DescribeClusterResponse),
-    (DescribeProducersRequest, DescribeProducersResponse),
-    (DescribeTopicPartitionsRequest, DescribeTopicPartitionsResponse),
-    (FindCoordinatorRequest, FindCoordinatorResponse),
-    (JoinGroupRequest, JoinGroupResponse),
-    (SyncGroupRequest, SyncGroupResponse),
-    (HeartbeatRequest, HeartbeatResponse),
-    (LeaveGroupRequest, LeaveGroupResponse),
-    (OffsetCommitRequest, OffsetCommitResponse),
-    (OffsetFetchRequest, OffsetFetchResponse),
-    (DescribeGroupsRequest, DescribeGroupsResponse),
-    (ListGroupsRequest, ListGroupsResponse),
-    (DeleteGroupsRequest, DeleteGroupsResponse),
-    (OffsetDeleteRequest, OffsetDeleteResponse),
-    (AddPartitionsToTxnRequest, AddPartitionsToTxnResponse),
-    (AddOffsetsToTxnRequest, AddOffsetsToTxnResponse),
-    (EndTxnRequest, EndTxnResponse),
-    (TxnOffsetCommitRequest, TxnOffsetCommitResponse),
-    (DescribeTransactionsRequest, DescribeTransactionsResponse),
-    (ListTransactionsRequest, ListTransactionsResponse),
-    (ElectLeadersRequest, ElectLeadersResponse),
-    (AlterPartitionReassignmentsRequest, AlterPartitionReassignmentsResponse),
-    (ListPartitionReassignmentsRequest, ListPartitionReassignmentsResponse),
-    (AlterReplicaLogDirsRequest, AlterReplicaLogDirsResponse),
-    (DescribeLogDirsRequest, DescribeLogDirsResponse),
-    (DescribeAclsRequest, DescribeAclsResponse),
-    (CreateAclsRequest, CreateAclsResponse),
-    (DeleteAclsRequest, DeleteAclsResponse),
-    (SaslHandshakeRequest, SaslHandshakeResponse),
-    (SaslAuthenticateRequest, SaslAuthenticateResponse),
-    (DescribeUserScramCredentialsRequest, DescribeUserScramCredentialsResponse),
-    (AlterUserScramCredentialsRequest, AlterUserScramCredentialsResponse),
-    (ShareGroupHeartbeatRequest, ShareGroupHeartbeatResponse),
-    (ShareGroupDescribeRequest, ShareGroupDescribeResponse),
-    (ShareFetchRequest, ShareFetchResponse),
-    (ShareAcknowledgeRequest, ShareAcknowledgeResponse),
-    (DescribeShareGroupOffsetsRequest, DescribeShareGroupOffsetsResponse),
-    (AlterShareGroupOffsetsRequest, AlterShareGroupOffsetsResponse),
-    (DeleteShareGroupOffsetsRequest, DeleteShareGroupOffsetsResponse),
-    (ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse),
-    (ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse),
-    (StreamsGroupHeartbeatRequest, StreamsGroupHeartbeatResponse),
-    (StreamsGroupDescribeRequest, StreamsGroupDescribeResponse),
-    (ListConfigResourcesRequest, ListConfigResourcesResponse),
-    (UpdateFeaturesRequest, UpdateFeaturesResponse),
-]
+def _kafka_class(name: str, module_name: str) -> Any:
+    """kafka-python's message class, from its module (another kafka-python 3 release may keep it elsewhere in the
+    module's package, or not define it: then it is made from the definition kafka-python bundles)."""
+    for where in (module_name, module_name.rpartition(".")[0]):
+        try:
+            found = getattr(importlib.import_module(where), name, None)
+        except ModuleNotFoundError:  # pragma: no cover - depends on the pinned kafka-python
+            found = None
+        if found is not None:
+            return found
+    return types.new_class(name, (ApiMessage,), {}, lambda body: body.update({"__module__": __name__}))
 
-REQUESTS: dict[int, Any] = {req.API_KEY: req for req, _ in MESSAGE_PAIRS}
-RESPONSES: dict[int, Any] = {resp.API_KEY: resp for _, resp in MESSAGE_PAIRS}
+
+_creating = threading.RLock()  # two threads asking for one class get one class
+
+
+def _message_class(name: str) -> Any:
+    """The message class `name`, created on its first use."""
+    if name not in _KAFKA_MODULES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    with _creating:
+        cls = globals().get(name)
+        if cls is None:
+            module_name = _KAFKA_MODULES[name]
+            with quiet_schema_loading():
+                cls = _own_class(name) if module_name is None else _kafka_class(name, module_name)
+            globals()[name] = cls
+    return cls
+
+
+if not TYPE_CHECKING:  # for mypy the names are those imported and declared above, each its own type
+    __getattr__ = _message_class  # PEP 562: called for the names not yet in the module
+
+
+class _MessageClasses(Mapping[int, Any]):
+    """Request or Response classes by API key, each created on first lookup."""
+
+    def __init__(self, suffix: str) -> None:
+        self._suffix = suffix
+        self._classes: dict[int, Any] = {}
+
+    def __getitem__(self, api_key: int) -> Any:
+        try:
+            return self._classes[api_key]
+        except KeyError:
+            cls = self._classes[api_key] = _message_class(API_NAMES[api_key] + self._suffix)
+            return cls
+
+    def __contains__(self, api_key: object) -> bool:
+        return api_key in API_NAMES
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(API_NAMES)
+
+    def __len__(self) -> int:
+        return len(API_NAMES)
+
+
+REQUESTS: Mapping[int, Any] = _MessageClasses("Request")
+RESPONSES: Mapping[int, Any] = _MessageClasses("Response")
 
 
 def quick_data(cls: Any, **fields: Any) -> Any:
@@ -370,8 +421,7 @@ class MalformedRequest(ValueError):
 
 def api_name(api_key: int) -> str:
     """The API's name as Kafka's `ApiKeys` enum spells it (PRODUCE, DESCRIBE_LOG_DIRS, ...)."""
-    name = REQUESTS[api_key].__name__.removesuffix("Request")
-    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).upper()
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", API_NAMES[api_key]).upper()
 
 
 def request_parse_error(api_key: int, api_version: int, cause: str) -> str:
