@@ -26,7 +26,7 @@ from ..protocol.errors import KafkaError
 from .authenticator import SaslAuthenticator
 from .connection import Closed, Connection
 from .quotas import ConnectionQuotas
-from .tls import PrincipalMappingError, principal_from_certificate
+from .tls_principal import PrincipalMappingError, principal_from_certificate
 
 SESSION_EXPIRED = "the SASL session expired without re-authentication (connections.max.reauth.ms)"
 

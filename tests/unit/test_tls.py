@@ -1,5 +1,6 @@
-"""TLS building blocks (server/tls.py) with the throwaway PKI (testing/certs.py): contexts from Kafka's
-`ssl.*` configs, real handshakes in memory and over 127.0.0.1, and the principal of a client certificate.
+"""TLS building blocks (server/tls.py, server/tls_principal.py) with the throwaway PKI (testing/certs.py):
+contexts from Kafka's `ssl.*` configs, real handshakes in memory and over 127.0.0.1, and the principal of a
+client certificate.
 
 The principal mapping cases follow Kafka's SslPrincipalMapperTest.
 """
@@ -19,14 +20,13 @@ from cryptography.hazmat.primitives.serialization import Encoding, NoEncryption,
 from cryptography.x509.oid import NameOID
 
 from minibroker.server import tls
-from minibroker.server.tls import (
+from minibroker.server.tls import TlsConfigError, server_ssl_context
+from minibroker.server.tls_principal import (
     ANONYMOUS,
     NoMatchingRule,
     PrincipalMappingError,
     SslPrincipalMapper,
-    TlsConfigError,
     principal_from_certificate,
-    server_ssl_context,
     subject_dn,
 )
 from minibroker.testing import certs
