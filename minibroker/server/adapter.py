@@ -2,8 +2,9 @@
 
 Every decision is sans-IO: framing, order, backpressure and limits are the state machine's
 (connection.py); the connection-limit slot, the TLS principal and SASL are `Admission`'s (admission.py).
-This module reads the socket when `reading_wanted` says so, hands each request to `Admission` and then
-to `apis.dispatch.handle_frame`, arms the timer of a pending answer (or of a delayed authentication
+This module reads the socket when `reading_wanted` says so (as much as `read_room` allows), hands each
+request to `Admission` and, unless SASL takes it, to `apis.dispatch.handle_frame` (with the request hook's
+decoded body and adjustment: test control), arms the timer of a pending answer (or of a delayed authentication
 failure), and writes what the state machine has to send. Connections come from the listener's acceptor
 (acceptor.py), already counted against the connection limits; a TLS handshake runs before the first request.
 """
@@ -39,7 +40,8 @@ AuthenticatorFactory = Callable[[Callable[[memoryview], Answer]], SaslAuthentica
 
 @dataclass(eq=False)
 class Listener:
-    """What the connections of one node share: the core, limits, the read buffer, the request hook."""
+    """What the connections of one listener of a node share: the core, the listener's TLS and SASL, limits, the
+    read buffer (one per broker), the request hook."""
 
     cluster: Cluster
     node: Node
@@ -60,7 +62,7 @@ class Listener:
 class ConnectionAdapter(asyncio.BufferedProtocol):
     """One client connection on the event loop (an asyncio protocol around `Connection`).
 
-    Reads land in the listener's shared read buffer; the state machine takes whole frames straight
+    Reads land in the broker's shared read buffer; the state machine takes whole frames straight
     from it and copies only what it has to keep, so an idle connection holds a few hundred bytes.
     """
 
@@ -280,11 +282,13 @@ class ConnectionAdapter(asyncio.BufferedProtocol):
 
         if step.delay_ms == 0:
             fail()
-        else:  # nothing else is read meanwhile: the request stays unanswered until then
+        else:  # the request stays unanswered until then, and nothing behind it is handled meanwhile
             asyncio.get_running_loop().call_later(step.delay_ms / 1000, fail)
 
     def _answer(self, request: Request, data: Answer, later: bool = False) -> None:
-        """Send an answer, or let the hook keep it (test control holds, delays or drops answers)."""
+        """Send an answer, unless the request hook (test control) says otherwise: LATER, it keeps the answer and
+        calls back (holds, delays); DropConnection, the connection closes instead, after writing the answers
+        ready before this one."""
         hook = self.listener.hook
         if hook is not None:
             verdict = hook.answer_ready(request.token, lambda: self._send(data, later=True))
@@ -305,6 +309,7 @@ class ConnectionAdapter(asyncio.BufferedProtocol):
             self._pump()  # this answer, and the requests that waited behind it
 
     def _wait_for(self, request: Request, deferred: Deferred) -> None:
+        """Arm the deadline of a pending answer (a long poll, a join); it is answered once the wait ends."""
         pending = deferred.pending
         loop = asyncio.get_running_loop()
         delay = max(pending.deadline_ms - self.cluster.clock.now_ms(), 0) / 1000
@@ -320,6 +325,7 @@ class ConnectionAdapter(asyncio.BufferedProtocol):
         pending.add_done_callback(finished)
 
     def _answer_deferred(self, request: Request, deferred: Deferred) -> None:
+        """Encode the answer of a wait that ended (only now: it says what the wait found) and send it."""
         if self.state.closed:
             return
         try:
