@@ -12,8 +12,10 @@ import pytest
 from minibroker.apis import share_fetch
 from minibroker.apis.context import RequestContext
 from minibroker.apis.feature_levels import new_feature_levels
+from minibroker.core.acls import AclOperation, ResourceType
 from minibroker.core.clock import ManualClock
 from minibroker.core.cluster import Cluster
+from minibroker.core.cluster_model import Node
 from minibroker.core.config import BrokerConfig, ConfigError
 from minibroker.core.pending import Pending
 from minibroker.protocol import records
@@ -26,6 +28,7 @@ from minibroker.protocol.messages import (
     DeleteShareGroupOffsetsRequest,
     DescribeGroupsRequest,
     DescribeShareGroupOffsetsRequest,
+    FindCoordinatorRequest,
     IncrementalAlterConfigsRequest,
     JoinGroupRequest,
     ListGroupsRequest,
@@ -35,7 +38,7 @@ from minibroker.protocol.messages import (
     ShareGroupHeartbeatRequest,
 )
 
-from .authz import call
+from .authz import allow, call, secured_cluster
 
 F = ShareFetchRequest
 A = ShareAcknowledgeRequest
@@ -490,3 +493,70 @@ def test_a_share_group_at_group_share_max_size_refuses_a_new_member_as_kafka():
     assert (refused.error_code, refused.error_message) == (
         ErrorCode.GROUP_MAX_SIZE_REACHED, "The share group has reached its maximum capacity of 2 members.")
     assert heartbeat(cluster, "m1", 0).error_code == 0  # a member already in may join again
+
+
+# FindCoordinator share keys (key type 2, "groupId:topicId:partition"): answers read from Kafka 4.3.1 sending versions
+# 0-6 as User:ANONYMOUS (PLAINTEXT), a super user and a user without ACLs (differential scenario find_coordinator_share)
+ZERO_ID = "AAAAAAAAAAAAAAAAAAAAAA"  # Uuid.ZERO: any well-formed topic id is a valid key, known or not
+VALID_SHARE_KEYS = [f"g:{ZERO_ID}:0", f"g:{ZERO_ID}:0:", f"g:{ZERO_ID}==:007", f"g:{ZERO_ID}:-1", f"g:{ZERO_ID}:+3",
+                    f" g :{ZERO_ID}:0", "g:Zm9vYmFyYmF6cXV4cXV1eA:0", f"g:{ZERO_ID[:-1]}B:0", f"g:-{ZERO_ID[1:]}:0",
+                    f"g:{ZERO_ID}:2147483647"]
+MALFORMED_SHARE_KEYS = ["abc", "", "g:notauuid:0", f"g:{ZERO_ID}:x", f" :{ZERO_ID}:0", "g::0", f"g:{ZERO_ID}: 1",
+                        f"g:{ZERO_ID}=:0", f"g:+{ZERO_ID[1:]}:0", f"g:{ZERO_ID}:2147483648", "a:b:c:d", f"g:{ZERO_ID}",
+                        f"g:{ZERO_ID}AA:0", f"g:{ZERO_ID}:1_0", f"g:{ZERO_ID} :0"]
+INVALID_REQUEST_TEXT = ("This most likely occurs because of a request being malformed by the client library or the "
+                        "message was sent to an incompatible broker. See the broker logs for more details.")
+
+
+def coordinators(answer: Any) -> list[tuple[str, int, str, int]]:
+    return [(c.key, c.error_code, c.error_message, c.node_id) for c in answer.coordinators]
+
+
+@pytest.mark.parametrize("version", [1, 2, 3])
+def test_find_coordinator_refuses_a_share_key_below_v6_with_the_default_message(version: int) -> None:
+    answer = call(plain_cluster(), FindCoordinatorRequest(key=f"g:{ZERO_ID}:0", key_type=2), version)
+    assert (answer.error_code, answer.error_message, answer.node_id, answer.host, answer.port) == (
+        ErrorCode.INVALID_REQUEST, INVALID_REQUEST_TEXT, -1, "", -1)
+
+
+@pytest.mark.parametrize("version", [4, 5])
+def test_find_coordinator_v4_v5_refuse_each_share_key_with_an_empty_message(version: int) -> None:
+    answer = call(plain_cluster(), FindCoordinatorRequest(key_type=2, coordinator_keys=[f"g:{ZERO_ID}:0", "abc"]),
+                  version)
+    assert coordinators(answer) == [(f"g:{ZERO_ID}:0", ErrorCode.INVALID_REQUEST, "", -1),
+                                    ("abc", ErrorCode.INVALID_REQUEST, "", -1)]
+
+
+def test_find_coordinator_v6_finds_the_share_coordinator_of_a_well_formed_share_key() -> None:
+    answer = call(plain_cluster(), FindCoordinatorRequest(key_type=2,
+                                                          coordinator_keys=VALID_SHARE_KEYS + MALFORMED_SHARE_KEYS), 6)
+    assert coordinators(answer) == [(key, 0, "", 1) for key in VALID_SHARE_KEYS] + [
+        (key, ErrorCode.INVALID_REQUEST, "", -1) for key in MALFORMED_SHARE_KEYS]
+
+
+def test_find_coordinator_share_key_needs_cluster_action_else_every_key_is_refused() -> None:
+    cluster = secured_cluster()
+    cluster.create_topic("t", 1)
+    keys = [f"g:{ZERO_ID}:0", "abc"]
+    refused = call(cluster, FindCoordinatorRequest(key_type=2, coordinator_keys=keys), 6, principal="User:alice")
+    assert coordinators(refused) == [(key, ErrorCode.CLUSTER_AUTHORIZATION_FAILED, "Cluster authorization failed.",
+                                      -1) for key in keys]
+    below_v6 = call(cluster, FindCoordinatorRequest(key_type=2, coordinator_keys=keys), 5, principal="User:alice")
+    assert coordinators(below_v6) == [(key, ErrorCode.INVALID_REQUEST, "", -1) for key in keys]
+    expected = [(keys[0], 0, "", 1), ("abc", ErrorCode.INVALID_REQUEST, "", -1)]
+    assert coordinators(call(cluster, FindCoordinatorRequest(key_type=2, coordinator_keys=keys), 6,
+                             principal="User:admin")) == expected
+    allow(cluster, "User:alice", AclOperation.CLUSTER_ACTION, ResourceType.CLUSTER)
+    assert coordinators(call(cluster, FindCoordinatorRequest(key_type=2, coordinator_keys=keys), 6,
+                             principal="User:alice")) == expected
+
+
+def test_share_keys_spelled_differently_have_one_share_coordinator() -> None:
+    nodes = [Node(node_id, "127.0.0.1", 9092 + node_id) for node_id in (1, 2, 3)]
+    cluster = Cluster(BrokerConfig({"node.id": 1}), clock=ManualClock(), nodes=nodes)
+    spellings = [f"g:{ZERO_ID}:7", f" g:{ZERO_ID}==:007", f"g:{ZERO_ID[:-1]}B:+7:"]
+    many = [f"g{n}:{ZERO_ID}:{n}" for n in range(30)]
+    answer = call(cluster, FindCoordinatorRequest(key_type=2, coordinator_keys=spellings + many), 6)
+    found = [c.node_id for c in answer.coordinators]
+    assert len(set(found[:3])) == 1  # SharePartitionKey.asCoordinatorKey: one key, one partition of the state topic
+    assert set(found[3:]) == {1, 2, 3}  # spread over the nodes as the state topic's partitions are
