@@ -48,12 +48,13 @@ def handle(request: AlterPartitionReassignmentsRequest, ctx: RequestContext) -> 
 
 def _partition(ctx: RequestContext, topic_name: str, index: int) -> Partition:
     """The partition, or UNKNOWN_TOPIC_OR_PARTITION worded as ReplicationControlManager words it."""
-    topic = ctx.cluster.topics.get(topic_name)
+    topic = ctx.cluster.topic(topic_name)
     if topic is None:
         raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"Unable to find a topic named {topic_name}.")
-    if not 0 <= index < len(topic.partitions):
+    partition = topic.partition(index)
+    if partition is None:
         raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"Unable to find partition {topic_name}:{index}.")
-    return topic.partitions[index]
+    return partition
 
 
 def _refused(request: AlterPartitionReassignmentsRequest) -> AlterPartitionReassignmentsResponse:

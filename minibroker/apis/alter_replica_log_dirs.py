@@ -51,8 +51,6 @@ def _move(ctx: RequestContext, name: str, index: int, path: str) -> ErrorCode:
     """The answer for one replica: LogManager.isLogDirOnline, then the partition this node hosts."""
     if path != LOG_DIR:
         return ErrorCode.LOG_DIR_NOT_FOUND
-    topic = ctx.cluster.topics.get(name)
-    if topic is None or not 0 <= index < len(topic.partitions) \
-            or ctx.node.node_id not in topic.partitions[index].replicas:
+    if ctx.cluster.hosted_partition(ctx.node.node_id, name, index) is None:
         return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
     return ErrorCode.NONE  # already in the one log directory: nothing to move

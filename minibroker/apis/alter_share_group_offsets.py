@@ -17,7 +17,7 @@ from ..core.acls import AclOperation, ResourceType
 from ..protocol.errors import ErrorCode
 from ..protocol.messages import AlterShareGroupOffsetsRequest, AlterShareGroupOffsetsResponse
 from .context import RequestContext
-from .share_common import UNKNOWN_PARTITION, group_refusal, partition_of, share_state
+from .share_common import UNKNOWN_PARTITION, group_refusal, share_state
 
 API_KEY = 91
 MIN_VERSION, MAX_VERSION = 0, 0
@@ -35,14 +35,14 @@ def handle(request: AlterShareGroupOffsetsRequest, ctx: RequestContext) -> Alter
     coordinator = share_state(ctx.cluster).coordinator
     topics = []
     for topic in request.topics:
-        found = ctx.cluster.topics.get(topic.topic_name)
+        found = ctx.cluster.topic(topic.topic_name)
         allowed = ctx.authorize(AclOperation.READ, ResourceType.TOPIC, topic.topic_name)
         parts = []
         for part in topic.partitions:
             index = part.partition_index
             if not allowed:
                 parts.append(_partition(index, ErrorCode.TOPIC_AUTHORIZATION_FAILED))
-            elif found is None or partition_of(ctx.cluster, topic.topic_name, index) is None:
+            elif found is None or found.partition(index) is None:
                 parts.append(_partition(index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, UNKNOWN_PARTITION))
             else:
                 coordinator.alter_start_offset(group_id, topic.topic_name, index, part.start_offset)

@@ -55,7 +55,7 @@ def authorization_error(ctx: RequestContext, operation: AclOperation, resource_t
 
 def resolve_topic(cluster: Cluster, name: str) -> Topic:
     """The topic named by a TOPIC resource; KafkaError if unknown."""
-    topic = cluster.topics.get(name)
+    topic = cluster.topic(name)
     if topic is None:
         raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"Topic '{name}' does not exist.")
     return topic

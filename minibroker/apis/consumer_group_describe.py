@@ -16,7 +16,7 @@ from ..core.consumer_groups import Assignment, consumer_protocol_enabled
 from ..protocol.errors import ErrorCode
 from ..protocol.messages import ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse
 from .context import RequestContext
-from .group_common import describe_each
+from .group_common import assignment_by_topic_id, describe_each
 from .share_common import is_share_group
 
 API_KEY = 69
@@ -45,13 +45,8 @@ def handle(request: ConsumerGroupDescribeRequest, ctx: RequestContext) -> Consum
 
 
 def _assignment(ctx: RequestContext, assignment: Assignment) -> Any:
-    parts = []
-    for name, partitions in sorted(assignment.items()):
-        topic = ctx.cluster.topics.get(name)
-        if topic is not None and partitions:
-            parts.append(_Assignment.TopicPartitions(topic_id=topic.topic_id, topic_name=name,
-                                                     partitions=sorted(partitions)))
-    return _Assignment(topic_partitions=parts)
+    return _Assignment(topic_partitions=assignment_by_topic_id(ctx, assignment, _Assignment.TopicPartitions,
+                                                               with_names=True))
 
 
 def _describe(ctx: RequestContext, group_id: str) -> Any:

@@ -48,15 +48,15 @@ def handle(request: ConsumerGroupHeartbeatRequest, ctx: RequestContext) -> Consu
     if ctx.api_version >= CLIENT_MEMBER_ID_FROM and not (request.member_id or "").strip():
         return _error(ErrorCode.INVALID_REQUEST, "MemberId can't be empty.")
     regex = request.subscribed_topic_regex if ctx.api_version >= REGEX_FROM else None
-    visible: set[str] = set(cluster.topics)
+    topics = cluster.partition_counts()
     if regex is not None:
-        visible = ctx.authorized_names(AclOperation.DESCRIBE, ResourceType.TOPIC, visible)
-    topics = {name: len(cluster.topics[name].partitions) for name in visible}
+        visible = ctx.authorized_names(AclOperation.DESCRIBE, ResourceType.TOPIC, topics)
+        topics = {name: count for name, count in topics.items() if name in visible}
     owned: Assignment | None = None
     if request.topic_partitions is not None:
         owned = {}
         for entry in request.topic_partitions:
-            topic = cluster.topics_by_id.get(entry.topic_id)
+            topic = cluster.topic_by_id(entry.topic_id)
             if topic is not None:  # a deleted topic's partitions are owned by nobody
                 owned.setdefault(topic.name, set()).update(entry.partitions)
     result = cluster.groups.consumer_heartbeat(

@@ -35,7 +35,7 @@ def handle(request: DeleteShareGroupOffsetsRequest, ctx: RequestContext) -> Dele
     coordinator = share_state(ctx.cluster).coordinator
     topics = []
     for topic in request.topics:
-        found = ctx.cluster.topics.get(topic.topic_name)
+        found = ctx.cluster.topic(topic.topic_name)
         if not ctx.authorize(AclOperation.READ, ResourceType.TOPIC, topic.topic_name):
             topics.append(_topic(topic.topic_name, found, ErrorCode.TOPIC_AUTHORIZATION_FAILED))
         elif found is None:

@@ -80,7 +80,7 @@ def handle(request: DeleteTopicsRequest, ctx: RequestContext) -> DeleteTopicsRes
     # the authorizer takes names: those given, and those the given ids resolve to
     id_to_name: dict[uuid.UUID, str] = {}
     for topic_id, index in by_id.items():
-        topic = cluster.topics_by_id.get(topic_id)
+        topic = cluster.topic_by_id(topic_id)
         if topic is None:  # ReplicationControlManager.findTopicNames
             answer(index, None, topic_id, ErrorCode.UNKNOWN_TOPIC_ID, _UNKNOWN_ID)
         else:
@@ -100,7 +100,7 @@ def handle(request: DeleteTopicsRequest, ctx: RequestContext) -> DeleteTopicsRes
     # by name, a topic the caller may not DESCRIBE is refused whether or not it exists
     to_delete: dict[uuid.UUID, int] = {topic_id: by_id[topic_id] for topic_id in id_to_name}
     for name, index in by_name.items():
-        topic = cluster.topics.get(name)
+        topic = cluster.topic(name)
         if name not in describable:
             answer(index, name, ZERO_UUID, ErrorCode.TOPIC_AUTHORIZATION_FAILED, _NOT_AUTHORIZED)
         elif topic is None:  # ReplicationControlManager.findTopicIds

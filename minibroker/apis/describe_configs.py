@@ -73,7 +73,7 @@ def _describe(resource: Any, request: DescribeConfigsRequest, ctx: RequestContex
     entries: list[ConfigEntry] = []
     if resource.resource_type == config_resources.TOPIC:
         validate_topic_name(resource.resource_name)
-        topic = ctx.cluster.topics.get(resource.resource_name)
+        topic = ctx.cluster.topic(resource.resource_name)
         if topic is None:  # ConfigHelper sets the code and no message
             raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, None)
         entries = [config.describe_topic(name, topic.configs, ctx.node.node_id) for name in

@@ -50,13 +50,14 @@ def handle(request: DescribeLogDirsRequest, ctx: RequestContext) -> DescribeLogD
     wanted = None if request.topics is None else {
         (topic.topic, index) for topic in request.topics for index in topic.partitions}
     topics = []
-    for name in sorted(ctx.cluster.topics):
+    for topic in sorted(ctx.cluster.all_topics(), key=lambda t: t.name):
+        name = topic.name
         partitions = [
             _Partition(partition_index=partition.index, partition_size=partition.log.size_bytes,
                        # one shared log: every replica has the leader's end offset, so the lag is 0
                        offset_lag=max(partition.log.high_watermark - partition.log.log_end_offset, 0),
                        is_future_key=False)
-            for partition in ctx.cluster.topics[name].partitions
+            for partition in topic.partitions
             if ctx.node.node_id in partition.replicas and (wanted is None or (name, partition.index) in wanted)
         ]
         if partitions:

@@ -74,6 +74,6 @@ def _topic_refusal(ctx: RequestContext, name: str) -> tuple[ErrorCode, str] | No
         return ErrorCode.INVALID_TOPIC_EXCEPTION, f"Topic name is invalid: {invalid}"
     if not ctx.authorize(AclOperation.READ, ResourceType.TOPIC, name):
         return ErrorCode.TOPIC_AUTHORIZATION_FAILED, TOPIC_AUTHORIZATION_FAILED_MESSAGE
-    if name not in ctx.cluster.topics:
+    if ctx.cluster.topic(name) is None:
         return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, UNKNOWN_TOPIC_OR_PARTITION_MESSAGE
     return None

@@ -21,7 +21,7 @@ from ..protocol.errors import ErrorCode
 from ..protocol.messages import DescribeShareGroupOffsetsRequest, DescribeShareGroupOffsetsResponse
 from .context import RequestContext
 from .group_common import coordinator_error
-from .share_common import UNKNOWN_PARTITION, partition_of, share_enabled, share_state
+from .share_common import UNKNOWN_PARTITION, share_enabled, share_state
 
 API_KEY = 90
 MIN_VERSION, MAX_VERSION = 0, 1
@@ -62,10 +62,11 @@ def _describe(ctx: RequestContext, group_id: str, topics: list[Any] | None) -> A
             wanted.setdefault(topic.topic_name, []).extend(topic.partitions)
     answered = []
     for name, indexes in wanted.items():
-        found = cluster.topics.get(name)
+        found = cluster.topic(name)
         parts = []
         for index in indexes:
-            if found is None or partition_of(cluster, name, index) is None:
+            partition = found.partition(index) if found is not None else None
+            if partition is None:
                 parts.append(_partition(index, -1, -1, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, UNKNOWN_PARTITION))
             elif not ctx.authorize(AclOperation.DESCRIBE, ResourceType.TOPIC, name):
                 parts.append(_partition(index, -1, -1, ErrorCode.TOPIC_AUTHORIZATION_FAILED))
@@ -76,7 +77,7 @@ def _describe(ctx: RequestContext, group_id: str, topics: list[Any] | None) -> A
                     parts.append(_partition(index, -1, -1))
                     continue
                 start, settled = persisted
-                lag = max(found.partitions[index].log.high_watermark - start - settled, 0)
+                lag = max(partition.log.high_watermark - start - settled, 0)
                 parts.append(_partition(index, start, lag))
         answered.append(_Topic(topic_name=name, topic_id=found.topic_id if found is not None else _ZERO_UUID,
                                partitions=parts))

@@ -31,7 +31,7 @@ NOT_SET = -(1 << 31)  # TopicAuthorizedOperations' schema default, Integer.MIN_V
 
 def handle(request: DescribeTopicPartitionsRequest, ctx: RequestContext) -> DescribeTopicPartitionsResponse:
     cluster = ctx.cluster
-    names = sorted({t.name for t in request.topics}) if request.topics else sorted(cluster.topics)
+    names = sorted({t.name for t in request.topics}) if request.topics else sorted(cluster.topic_names())
     cursor = request.cursor
     if cursor is not None:
         names = [n for n in names if n >= cursor.topic_name]
@@ -46,7 +46,7 @@ def handle(request: DescribeTopicPartitionsRequest, ctx: RequestContext) -> Desc
     topics: list[Any] = []
     next_cursor = None
     for name in names:
-        topic = cluster.topics.get(name)
+        topic = cluster.topic(name)
         if topic is None:
             # as MetadataCache's describeTopicResponse: a name no topic could have is INVALID_TOPIC_EXCEPTION
             code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION if _legal(name) else ErrorCode.INVALID_TOPIC_EXCEPTION

@@ -34,7 +34,7 @@ def handle(request: ElectLeadersRequest, ctx: RequestContext) -> ElectLeadersRes
         return _refused(request, ErrorCode.INVALID_REQUEST, f"Unknown election type {election_type}")
     every_partition = request.topic_partitions is None
     if every_partition:
-        wanted = [(name, [p.index for p in topic.partitions]) for name, topic in sorted(cluster.topics.items())]
+        wanted = [(name, list(range(count))) for name, count in sorted(cluster.partition_counts().items())]
     else:
         wanted = [(entry.topic, list(entry.partitions)) for entry in request.topic_partitions]
     results = []
@@ -60,12 +60,13 @@ def handle(request: ElectLeadersRequest, ctx: RequestContext) -> ElectLeadersRes
 
 def _partition(cluster: Cluster, topic_name: str, index: int) -> Partition:
     """The partition, or UNKNOWN_TOPIC_OR_PARTITION worded as ReplicationControlManager.electLeader words it."""
-    topic = cluster.topics.get(topic_name)
+    topic = cluster.topic(topic_name)
     if topic is None:
         raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"No such topic as {topic_name}")
-    if not 0 <= index < len(topic.partitions):
+    partition = topic.partition(index)
+    if partition is None:
         raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"No such partition as {topic_name}-{index}")
-    return topic.partitions[index]
+    return partition
 
 
 def _refused(request: ElectLeadersRequest, code: int = ErrorCode.CLUSTER_AUTHORIZATION_FAILED,

@@ -66,7 +66,7 @@ _AbortedTransaction = _PartitionData.AbortedTransaction
 _Target = tuple[Hashable, Any, Partition | None, ErrorCode]
 
 def _topic(cluster: Cluster, version: int, key: Any) -> Any:
-    return cluster.topics_by_id.get(key) if version >= TOPIC_ID_VERSION else cluster.topics.get(key)
+    return cluster.topic_by_id(key) if version >= TOPIC_ID_VERSION else cluster.topic(key)
 
 
 def _replica_id(request: FetchRequest, version: int) -> int:
@@ -111,10 +111,10 @@ def handle(request: FetchRequest, ctx: RequestContext) -> FetchResponse | Pendin
             topic.name if topic is not None else key) not in readable
         if refused:
             targets.append((key, part_req, None, ErrorCode.TOPIC_AUTHORIZATION_FAILED))
-        elif topic is None or not 0 <= part_req.partition < len(topic.partitions):
+        elif topic is None or (partition := topic.partition(part_req.partition)) is None:
             targets.append((key, part_req, None, missing))
         else:
-            targets.append((key, part_req, topic.partitions[part_req.partition], ErrorCode.NONE))
+            targets.append((key, part_req, partition, ErrorCode.NONE))
 
     def build() -> FetchResponse:
         return _build_response(request, ctx, targets, context)
@@ -274,11 +274,9 @@ def _read(ctx: RequestContext, request: FetchRequest, part_req: Any, partition: 
 def _local_log(ctx: RequestContext, key: Any, part_req: Any) -> Partition | None:
     """The partition asked for, by topic name (before v13) and index, if this node holds its log
     (ReplicaManager.getLogConfig), whatever the answer's error."""
-    topic = ctx.cluster.topics.get(key) if ctx.api_version < TOPIC_ID_VERSION else None
-    if topic is None or not 0 <= part_req.partition < len(topic.partitions):
+    if ctx.api_version >= TOPIC_ID_VERSION:
         return None
-    partition = topic.partitions[part_req.partition]
-    return partition if ctx.node.node_id in partition.replicas else None
+    return ctx.cluster.hosted_partition(ctx.node.node_id, key, part_req.partition)
 
 
 def _partition_data(ctx: RequestContext, key: Any, part_req: Any, partition: Partition | None, read: _Read,

@@ -34,14 +34,17 @@ def heartbeat_refusal(ctx: RequestContext, group_id: str, topic_names: list[str]
     return coordinator_error(ctx, group_id)
 
 
-def assignment_by_topic_id(ctx: RequestContext, assignment: Mapping[str, set[int]], entry_type: Any) -> list[Any]:
-    """A heartbeat's assignment as the wire carries it: one `entry_type(topic_id, partitions)` per topic that
-    still exists and has partitions, topics by name, partitions in order."""
+def assignment_by_topic_id(ctx: RequestContext, assignment: Mapping[str, set[int]], entry_type: Any,
+                           with_names: bool = False) -> list[Any]:
+    """An assignment as the wire carries it: one `entry_type(topic_id, partitions)` per topic that still exists
+    and has partitions, topics by name, partitions in order. A describe's entries (`with_names`) name the
+    topic too (`topic_name`); a heartbeat's do not."""
     entries = []
     for name, partitions in sorted(assignment.items()):
-        topic = ctx.cluster.topics.get(name)
+        topic = ctx.cluster.topic(name)
         if topic is not None and partitions:
-            entries.append(entry_type(topic_id=topic.topic_id, partitions=sorted(partitions)))
+            named = {"topic_name": name} if with_names else {}
+            entries.append(entry_type(topic_id=topic.topic_id, partitions=sorted(partitions), **named))
     return entries
 
 

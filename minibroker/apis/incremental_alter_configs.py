@@ -55,7 +55,7 @@ def _alter(resource: Any, validate_only: bool, ctx: RequestContext) -> None:
         raise refusal
     if resource.resource_type == config_resources.TOPIC:
         validate_topic_name(resource.resource_name)
-        topic = ctx.cluster.topics.get(resource.resource_name)
+        topic = ctx.cluster.topic(resource.resource_name)
         overrides = config.incremental_topic_configs(topic.configs if topic is not None else {}, ops)
         topic = config_resources.resolve_topic(ctx.cluster, resource.resource_name)
         if not validate_only:

@@ -55,7 +55,7 @@ def handle(request: JoinGroupRequest, ctx: RequestContext) -> JoinGroupResponse 
         require_known_member_id=version >= REQUIRE_KNOWN_MEMBER_ID_FROM,
         supports_skip_assignment=version >= SKIP_ASSIGNMENT_FROM,
         # a classic member of a KIP-848 consumer group is assigned on the broker, from every topic's size
-        topics={name: len(topic.partitions) for name, topic in ctx.cluster.topics.items()},
+        topics=ctx.cluster.partition_counts(),
     )
     if isinstance(result, Pending):
         return result.then(lambda outcome: _response(outcome, version))

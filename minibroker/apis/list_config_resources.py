@@ -48,7 +48,7 @@ def handle(request: ListConfigResourcesRequest, ctx: RequestContext) -> ListConf
         elif resource_type in (config_resources.BROKER_LOGGER, config_resources.BROKER):
             names = [node]
         elif resource_type == config_resources.TOPIC:
-            names = sorted(ctx.cluster.topics)
+            names = sorted(ctx.cluster.topic_names())
         else:
             names = []
         resources += [_Resource(resource_name=name, resource_type=resource_type) for name in names]

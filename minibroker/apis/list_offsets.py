@@ -64,7 +64,6 @@ def handle(request: ListOffsetsRequest, ctx: RequestContext) -> ListOffsetsRespo
             refused.append(_Topic(name=topic_req.name, partitions=[
                 _answer(p.partition_index, ErrorCode.TOPIC_AUTHORIZATION_FAILED) for p in topic_req.partitions]))
             continue
-        topic = cluster.topics.get(topic_req.name)
         partitions = answered.setdefault(topic_req.name, {})
         for part_req in topic_req.partitions:
             index = part_req.partition_index
@@ -72,10 +71,9 @@ def handle(request: ListOffsetsRequest, ctx: RequestContext) -> ListOffsetsRespo
                 partitions[index] = _answer(index, ErrorCode.INVALID_REQUEST)
             elif _timestamp_unsupported(part_req.timestamp, ctx.api_version):
                 partitions[index] = _answer(index, ErrorCode.UNSUPPORTED_VERSION)
-            elif topic is None or not 0 <= index < len(topic.partitions):
+            elif (partition := cluster.find_partition(topic_req.name, index)) is None:
                 partitions[index] = _answer(index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
             else:
-                partition = topic.partitions[index]
                 log = partition.log
                 if partition.leader_id != ctx.node.node_id:
                     partitions[index] = _answer(index, ErrorCode.NOT_LEADER_OR_FOLLOWER)
@@ -148,16 +146,16 @@ def _handle_v0(request: ListOffsetsRequest, ctx: RequestContext) -> ListOffsetsR
             refused.append(_Topic(name=topic_req.name, partitions=[
                 _old_style(p.partition_index, ErrorCode.TOPIC_AUTHORIZATION_FAILED) for p in topic_req.partitions]))
             continue
-        topic = ctx.cluster.topics.get(topic_req.name)
         partitions = []
         for part_req in topic_req.partitions:
             index = part_req.partition_index
-            if topic is None or not 0 <= index < len(topic.partitions):
+            partition = ctx.cluster.find_partition(topic_req.name, index)
+            if partition is None:
                 partitions.append(_old_style(index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
-            elif topic.partitions[index].leader_id != ctx.node.node_id:
+            elif partition.leader_id != ctx.node.node_id:
                 partitions.append(_old_style(index, ErrorCode.NOT_LEADER_OR_FOLLOWER))
             else:
-                log = topic.partitions[index].log
+                log = partition.log
                 partitions.append(_old_style(index, ErrorCode.NONE, _legacy_offsets(
                     log, part_req.timestamp, part_req.max_num_offsets, request.replica_id,
                     ctx.cluster.clock.now_ms())))

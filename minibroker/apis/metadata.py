@@ -78,8 +78,8 @@ def handle(request: MetadataRequest, ctx: RequestContext) -> MetadataResponse:
     # auto-created needs CREATE on the cluster or on the topic. Both kinds come after the others, as in Kafka.
     refused: list[MetadataResponse.MetadataResponseTopic] = []
     if wants_all:
-        visible = ctx.authorized_names(AclOperation.DESCRIBE, ResourceType.TOPIC, cluster.topics)
-        topics = [topic_metadata(cluster, t) for t in cluster.topics.values() if t.name in visible]
+        visible = ctx.authorized_names(AclOperation.DESCRIBE, ResourceType.TOPIC, cluster.topic_names())
+        topics = [topic_metadata(cluster, t) for t in cluster.all_topics() if t.name in visible]
     else:
         names: dict[str | None, None] = {}  # each name once, in the order first asked for
         topic_ids = dict.fromkeys(wanted.topic_id for wanted in request.topics
@@ -88,7 +88,7 @@ def handle(request: MetadataRequest, ctx: RequestContext) -> MetadataResponse:
             # one topic id makes the whole request a lookup by id: the names asked for are left out, the unknown
             # ids come first, the known ones are answered as if asked for by name
             for topic_id in topic_ids:
-                topic = cluster.topics_by_id.get(topic_id)
+                topic = cluster.topic_by_id(topic_id)
                 if topic is None:
                     unknown_ids.append(_error_topic(None, ErrorCode.UNKNOWN_TOPIC_ID, topic_id))
                 elif ctx.authorize(AclOperation.DESCRIBE, ResourceType.TOPIC, topic.name):
@@ -134,7 +134,7 @@ def handle(request: MetadataRequest, ctx: RequestContext) -> MetadataResponse:
 def _creatable(ctx: RequestContext, names: list[str], auto_create: bool) -> set[str]:
     """Of `names`, those the caller may see created or that exist: CREATE on the cluster or on the topic."""
     cluster = ctx.cluster
-    missing = [name for name in names if name not in cluster.topics]
+    missing = [name for name in names if cluster.topic(name) is None]
     if (not missing or not auto_create or not cluster.config["auto.create.topics.enable"]
             or ctx.authorize_cluster(AclOperation.CREATE)):
         return set(names)
@@ -146,7 +146,7 @@ def _lookup(cluster: Cluster, names: list[str | None],
     """Entries for the named topics; the unknown ones with valid names auto-created together if allowed."""
     missing: dict[str, None] = {}  # ordered: topics are auto-created in the order asked for
     for name in names:
-        if (name or "") in cluster.topics:
+        if cluster.topic(name or "") is not None:
             continue
         try:
             validate_topic_name(name)
@@ -158,7 +158,7 @@ def _lookup(cluster: Cluster, names: list[str | None],
     created = cluster.replication.auto_create_topics(list(missing)) if auto_create else {}
     entries = []
     for name in names:
-        topic = cluster.topics.get(name or "") or created.get(name or "")
+        topic = cluster.topic(name or "") or created.get(name or "")
         if topic is not None:
             entries.append(topic_metadata(cluster, topic))
         elif (name or "") in missing:

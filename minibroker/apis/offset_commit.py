@@ -53,7 +53,7 @@ def handle(request: OffsetCommitRequest, ctx: RequestContext) -> OffsetCommitRes
     names: list[str | None] = []
     for topic in request.topics:
         if version >= TOPIC_IDS_FROM:
-            found = cluster.topics_by_id.get(topic.topic_id)
+            found = cluster.topic_by_id(topic.topic_id)
             names.append(found.name if found is not None else None)
         else:
             names.append(topic.name)

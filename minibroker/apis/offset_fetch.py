@@ -113,7 +113,7 @@ def _group(ctx: RequestContext, wanted_group: Any, require_stable: bool) -> Any:
         wanted = []
         requested = []
         for topic in wanted_group.topics:
-            name = topic.name if version < 10 else getattr(cluster.topics_by_id.get(topic.topic_id), "name", None)
+            name = topic.name if version < 10 else getattr(cluster.topic_by_id(topic.topic_id), "name", None)
             requested.append((topic, name))
         # v10: an unknown topic id has no name to authorize and is answered UNKNOWN_TOPIC_ID
         describable = _describable(ctx, [name for _, name in requested if name is not None])
@@ -142,7 +142,7 @@ def _group(ctx: RequestContext, wanted_group: Any, require_stable: bool) -> Any:
     for name, partitions in by_topic.items():
         entry = _Topics(partitions=partitions)
         if version >= 10:
-            known = cluster.topics.get(name)
+            known = cluster.topic(name)
             entry.topic_id = known.topic_id if known is not None else next(
                 (tid for tid, n in names_by_id.items() if n is None), None)
         else:

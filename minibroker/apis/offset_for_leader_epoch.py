@@ -40,14 +40,13 @@ def handle(request: OffsetForLeaderEpochRequest, ctx: RequestContext) -> OffsetF
                 _Partition(error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED, partition=p.partition)
                 for p in topic_req.partitions]))
             continue
-        topic = cluster.topics.get(topic_req.topic)
         partitions = []
         for part_req in topic_req.partitions:
             index = part_req.partition
-            if topic is None or not 0 <= index < len(topic.partitions):
+            partition = cluster.find_partition(topic_req.topic, index)
+            if partition is None:
                 partitions.append(_Partition(error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, partition=index))
                 continue
-            partition = topic.partitions[index]
             log = partition.log
             if partition.leader_id != ctx.node.node_id:
                 code = ErrorCode.NOT_LEADER_OR_FOLLOWER

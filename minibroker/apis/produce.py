@@ -70,10 +70,10 @@ def handle(request: ProduceRequest, ctx: RequestContext) -> ProduceResponse | No
     topic_responses = []
     for topic_data in request.topic_data:
         if version >= 13:
-            topic = cluster.topics_by_id.get(topic_data.topic_id)
+            topic = cluster.topic_by_id(topic_data.topic_id)
             topic_error = ErrorCode.UNKNOWN_TOPIC_ID
         else:
-            topic = cluster.topics.get(topic_data.name)
+            topic = cluster.topic(topic_data.name)
             topic_error = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
         partition_responses = []
         # KafkaApis.handleProduceRequest: an unknown id, then WRITE on the topic, then an unknown topic or
@@ -85,7 +85,7 @@ def handle(request: ProduceRequest, ctx: RequestContext) -> ProduceResponse | No
                 response = error_entry(data.index, ErrorCode.TOPIC_AUTHORIZATION_FAILED)
             elif topic is None:
                 response = error_entry(data.index, topic_error)
-            elif not 0 <= data.index < len(topic.partitions):  # a known topic id too
+            elif (partition := topic.partition(data.index)) is None:  # a known topic id too
                 response = error_entry(data.index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
             elif version >= VALIDATES_RECORDS_FROM and (invalid := records.produce_records_error(
                     data.records, zstd_allowed=version >= ZSTD_FROM)) is not None:
@@ -93,7 +93,6 @@ def handle(request: ProduceRequest, ctx: RequestContext) -> ProduceResponse | No
             elif whole_request_error is not None:
                 response = error_entry(data.index, whole_request_error)
             else:
-                partition = topic.partitions[data.index]
                 response = _produce_partition(partition, data.records, request, ctx)
                 if response.error_code == ErrorCode.NOT_LEADER_OR_FOLLOWER:
                     leaders.add(partition.leader_id)
@@ -209,7 +208,7 @@ def _topic_names(request: ProduceRequest, ctx: RequestContext) -> list[str]:
     """The names of the topics a request writes to (from v13 by id: the ids the cluster knows)."""
     if ctx.api_version < 13:
         return [t.name for t in request.topic_data]
-    topics = (ctx.cluster.topics_by_id.get(t.topic_id) for t in request.topic_data)
+    topics = (ctx.cluster.topic_by_id(t.topic_id) for t in request.topic_data)
     return [topic.name for topic in topics if topic is not None]
 
 

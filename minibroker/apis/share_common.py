@@ -54,15 +54,13 @@ def group_refusal(ctx: RequestContext, group_id: str, must_exist: bool) -> tuple
 
 
 def partition_of(cluster: Cluster, topic: str, index: int) -> Partition | None:
-    found = cluster.topics.get(topic)
-    if found is None or not 0 <= index < len(found.partitions):
-        return None
-    return found.partitions[index]
+    """Cluster.find_partition, by the name ShareFetch's handler calls it."""
+    return cluster.find_partition(topic, index)
 
 
 def start_offset(cluster: Cluster, group_id: str, topic: str, index: int) -> int:
     """Where a new share partition starts: `share.auto.offset.reset` (latest by default) of the group."""
-    partition = partition_of(cluster, topic, index)
+    partition = cluster.find_partition(topic, index)
     if partition is None:
         return 0
     reset = str(cluster.config.group_value(group_id, "share.auto.offset.reset"))
@@ -90,12 +88,12 @@ def acknowledge_partition(ctx: RequestContext, group_id: str, member_id: str, to
     The first refused batch answers for the partition; the batches before it stay applied, as in Kafka.
     """
     cluster = ctx.cluster
-    topic = cluster.topics_by_id.get(topic_id)
+    topic = cluster.topic_by_id(topic_id)
     if topic is None:
         return ErrorCode.UNKNOWN_TOPIC_ID, None, (-1, -1)
     if not ctx.authorize(AclOperation.READ, ResourceType.TOPIC, topic.name):
         return ErrorCode.TOPIC_AUTHORIZATION_FAILED, None, (-1, -1)
-    partition = partition_of(cluster, topic.name, index)
+    partition = topic.partition(index)
     if partition is None:
         return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, None, (-1, -1)
     leader = (partition.leader_id, partition.log.leader_epoch)

@@ -16,7 +16,7 @@ from ..core.share_groups import ASSIGNOR_NAME
 from ..protocol.errors import ErrorCode
 from ..protocol.messages import ShareGroupDescribeRequest, ShareGroupDescribeResponse
 from .context import RequestContext
-from .group_common import describe_each
+from .group_common import assignment_by_topic_id, describe_each
 from .share_common import share_enabled, share_state
 
 API_KEY = 77
@@ -52,12 +52,7 @@ def _describe(ctx: RequestContext, group_id: str) -> Any:
         return _failed(group_id, ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} not found.")
     members = []
     for member in group.members.values():
-        parts = []
-        for name, partitions in sorted(member.assignment.items()):
-            topic = ctx.cluster.topics.get(name)
-            if topic is not None and partitions:
-                parts.append(_Member.Assignment.TopicPartitions(topic_id=topic.topic_id, topic_name=name,
-                                                                partitions=sorted(partitions)))
+        parts = assignment_by_topic_id(ctx, member.assignment, _Member.Assignment.TopicPartitions, with_names=True)
         members.append(_Member(member_id=member.member_id, rack_id=member.rack_id, member_epoch=member.member_epoch,
                                client_id=member.client_id, client_host=member.client_host,
                                subscribed_topic_names=list(member.subscribed_topic_names),

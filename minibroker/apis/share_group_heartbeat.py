@@ -37,7 +37,7 @@ def handle(request: ShareGroupHeartbeatRequest, ctx: RequestContext) -> ShareGro
         return _error(error)
     if cluster.groups.group_type(request.group_id) in ("classic", "consumer"):
         return _error(ErrorCode.GROUP_ID_NOT_FOUND, f"Group {request.group_id} is not a share group.")
-    topics = {name: len(topic.partitions) for name, topic in cluster.topics.items()}
+    topics = cluster.partition_counts()
     result = share_state(cluster).coordinator.heartbeat(
         request.group_id, request.member_id, request.member_epoch, rack_id=request.rack_id,
         subscribed_topic_names=request.subscribed_topic_names, topics=topics, client_id=ctx.client_id or "",

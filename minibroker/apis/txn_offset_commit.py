@@ -51,7 +51,7 @@ def handle(request: TxnOffsetCommitRequest, ctx: RequestContext) -> TxnOffsetCom
     answered = _Answer()
     valid: list[tuple[str, list[Any]]] = []
     for topic in request.topics:
-        if topic.name not in readable or topic.name not in ctx.cluster.topics:
+        if topic.name not in readable or ctx.cluster.topic(topic.name) is None:
             code = (ErrorCode.TOPIC_AUTHORIZATION_FAILED if topic.name not in readable
                     else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
             answered.add(topic.name, [(p.partition_index, code) for p in topic.partitions])

@@ -121,9 +121,42 @@ class Cluster:
         self.shares.forget_topic(name)
         return topic
 
+    # the named lookups handlers make (Kafka's MetadataCache: contains, getTopicId/getTopicName, numPartitions)
+
+    def topic(self, name: str) -> Topic | None:
+        """The topic named `name`, or None."""
+        return self.topics.get(name)
+
+    def topic_by_id(self, topic_id: uuid.UUID | None) -> Topic | None:
+        """The topic with id `topic_id`, or None."""
+        return self.topics_by_id.get(topic_id) if topic_id is not None else None
+
+    def topic_names(self) -> list[str]:
+        """The names of every topic, in the order the topics were created."""
+        return list(self.topics)
+
+    def all_topics(self) -> list[Topic]:
+        """Every topic, in the order they were created."""
+        return list(self.topics.values())
+
+    def partition_counts(self) -> dict[str, int]:
+        """Every topic's number of partitions, by name (what a group's assignor sizes its assignment from)."""
+        return {name: len(topic.partitions) for name, topic in self.topics.items()}
+
     def partition(self, topic_name: str, index: int) -> Partition:
         """The partition, or KafkaError(UNKNOWN_TOPIC_OR_PARTITION)."""
         return self.replication.partition(topic_name, index)
+
+    def find_partition(self, topic_name: str, index: int) -> Partition | None:
+        """Partition `index` of topic `topic_name`, or None if there is no such topic or partition."""
+        topic = self.topics.get(topic_name)
+        return topic.partition(index) if topic is not None else None
+
+    def hosted_partition(self, node_id: int, topic_name: str, index: int) -> Partition | None:
+        """The partition if node `node_id` holds a replica of it (Kafka's ReplicaManager: an online
+        partition of that broker), else None."""
+        partition = self.find_partition(topic_name, index)
+        return partition if partition is not None and node_id in partition.replicas else None
 
     def node(self, node_id: int) -> Node | None:
         return self._nodes_by_id.get(node_id)

@@ -110,6 +110,10 @@ class Topic:
     config_cache: dict[str, Any] = field(default_factory=dict, repr=False)
     config_cache_for: tuple[int, Mapping[str, Any] | None] = field(default=(-1, None), repr=False)
 
+    def partition(self, index: int) -> Partition | None:
+        """Partition `index` of the topic, or None if the topic has no such partition."""
+        return self.partitions[index] if 0 <= index < len(self.partitions) else None
+
 
 def invalid_topic_reason(name: str) -> str | None:
     """Why Topic.validate refuses `name` (its detectInvalidTopic wording), else None."""
