@@ -8,7 +8,8 @@ finalized at 1 or more; READ on the group, else GROUP_AUTHORIZATION_FAILED; a to
 topics or invalid names is STREAMS_INVALID_TOPOLOGY, and without DESCRIBE on every topic it names the answer is
 TOPIC_AUTHORIZATION_FAILED, both before the coordinator sees it. The internal topics the group misses are created
 here, as Kafka's AutoTopicCreationManager creates them, with the partitions the coordinator derived and the
-configs the topology declares; the member sees MISSING_INTERNAL_TOPICS until they exist.
+configs the topology declares; the member sees MISSING_INTERNAL_TOPICS until they exist. Without CREATE on the
+cluster or on every one of them, none is created and that status names the topics the member may not create.
 """
 
 from __future__ import annotations
@@ -110,6 +111,15 @@ def _topology_refusal(names: list[str]) -> str | None:
 _CREATION_ERRORS: weakref.WeakKeyDictionary[Cluster, dict[str, str]] = weakref.WeakKeyDictionary()
 
 
+def _create_unauthorized(ctx: RequestContext, topics: dict[str, TopicInfo]) -> list[str]:
+    """The internal topics the member may not create (CREATE on the cluster, else on each topic), in Kafka's
+    HashMap order: while there is one, Kafka creates none of them."""
+    if ctx.authorize_cluster(AclOperation.CREATE):
+        return []
+    allowed = ctx.authorized_names(AclOperation.CREATE, ResourceType.TOPIC, topics)
+    return [name for name in hash_map_order(topics) if name not in allowed]
+
+
 def _create_internal_topics(ctx: RequestContext, topics: dict[str, TopicInfo]) -> str:
     """AutoTopicCreationManager.createStreamsInternalTopics, after the heartbeat's answer: the status detail's
     "; Creation failed: ..." suffix for the earlier failures of these topics, then a new attempt for each."""
@@ -158,7 +168,11 @@ def handle(request: StreamsGroupHeartbeatRequest, ctx: RequestContext) -> Stream
     if result.error is not ErrorCode.NONE:
         return _error(result.error, result.message)
     if result.topics_to_create:
-        suffix = _create_internal_topics(ctx, result.topics_to_create)
+        unauthorized = _create_unauthorized(ctx, result.topics_to_create)
+        if unauthorized:
+            suffix = f"; Unauthorized to CREATE on topics {', '.join(unauthorized)}."
+        else:
+            suffix = _create_internal_topics(ctx, result.topics_to_create)
         result.status = [(code, detail + suffix if code == StatusCode.MISSING_INTERNAL_TOPICS else detail)
                          for code, detail in result.status]
     assignment = result.assignment

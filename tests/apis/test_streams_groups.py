@@ -252,3 +252,31 @@ def test_a_lost_answer_is_forgiven_only_with_the_owned_tasks():
     retried = call(cluster, hb("m1", 1, active_tasks=[H.TaskIds(subtopology_id="0", partitions=[0])],
                                 standby_tasks=[], warmup_tasks=[]), 0)
     assert (retried.error_code, retried.member_epoch, retried.active_tasks) == (0, 2, None)
+
+
+def test_the_broker_creates_internal_topics_only_when_the_member_may_create_them_all():
+    from minibroker.core.acls import AclOperation as Op
+    from minibroker.core.acls import PatternType
+    from minibroker.core.acls import ResourceType as Type
+
+    from .authz import allow, secured_cluster
+
+    cluster = secured_cluster(**{"group.streams.initial.rebalance.delay.ms": 0})
+    cluster.create_topic("lines", 2)
+    allow(cluster, "User:alice", Op.READ, Type.GROUP, "app")
+    allow(cluster, "User:alice", Op.DESCRIBE, Type.TOPIC, "lines")
+    allow(cluster, "User:alice", Op.DESCRIBE, Type.TOPIC, "app-", PatternType.PREFIXED)
+    allow(cluster, "User:alice", Op.CREATE, Type.TOPIC, "app-counts-changelog")
+    missing = "Internal topics are missing: app-counts-changelog, app-words-repartition"
+    # CREATE on one of the two: Kafka creates neither and names the other in the status
+    first = call(cluster, hb("m1", 0), 0)
+    assert first.error_code == 0
+    assert [(s.status_code, s.status_detail) for s in first.status] == [
+        (3, f"{missing}; Unauthorized to CREATE on topics app-words-repartition.")]
+    assert "app-counts-changelog" not in cluster.topics and "app-words-repartition" not in cluster.topics
+    # with CREATE on the cluster the next heartbeat creates both
+    allow(cluster, "User:alice", Op.CREATE, Type.CLUSTER)
+    second = call(cluster, hb("m1", first.member_epoch), 0)
+    assert [(s.status_code, s.status_detail) for s in second.status] == [(3, missing)]
+    assert len(cluster.topics["app-words-repartition"].partitions) == 2
+    assert len(cluster.topics["app-counts-changelog"].partitions) == 2
