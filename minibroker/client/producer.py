@@ -4,35 +4,18 @@ Each partition has a window: the ProducerStateBatchesToRetain value of the
 last Produce v14 answer for it (5 before v14 or when absent, and 5 again after
 the partition's leader changes, until the new leader answers). The partition's
 limit is the smaller of that window and `max_in_flight_requests_per_connection`.
+When a batch may be sent, within that limit or KIP-758's throttle
+(`max_in_flight_sequence_numbers`), and in which order retries go, is
+accumulator.py's; this module batches records, sends requests and reads answers.
 
-A batch is unacknowledged from its first send until it is answered with
-success or fails for good; a batch waiting to be retried is still
-unacknowledged. A batch is sent only when its distance from the oldest
-unacknowledged batch of its partition (counted in batches, in sequence order)
-is below the partition's limit, and its connection has fewer requests in
-flight than `max_in_flight_requests_per_connection`. The broker appends at
-most limit - 1 batches after the oldest unacknowledged one, so it still
-retains every batch this producer may retry, and answers a retried duplicate
-with its original offset instead of OUT_OF_ORDER_SEQUENCE_NUMBER.
-
-Retries keep each partition's order as Kafka's producer does: a batch keeps
-its sequence numbers for life, and a batch being retried is sent again only
-when no batch before it is in flight, and before any later batch
-(RecordAccumulator.shouldStopDrainBatchesForPartition).
-
-KIP-758's producer throttle (`max_in_flight_sequence_numbers`) replaces the
-window: a batch is sent only while the sequence numbers from the oldest
-unacknowledged batch of its partition to the new batch's last one number at
-most that bound (a batch goes alone when nothing is unacknowledged, however
-large), and the connection limit still holds; the discovered window is not
-applied. A latest-append broker remembers only the latest batch, so a retried
+A latest-append broker remembers only the latest batch, so a retried
 batch that is not the latest is answered DUPLICATE_SEQUENCE_NUMBER: it is taken
 as success with offset -1 (the record's offset is unknown), as Kafka's Java
-producer does, and never retried (with or without the throttle). It is exactly-once only against a
-latest-append broker (`producer.state.mode`) whose
-`max.in.flight.sequence.number.per.connection` is at least the bound: there
-every retry lies inside the broker's duplicate range. A window-mode broker
-answers a retry older than its window OUT_OF_ORDER_SEQUENCE_NUMBER.
+producer does, and never retried (with or without the throttle). The throttle
+is exactly-once only against a latest-append broker (`producer.state.mode`)
+whose `max.in.flight.sequence.number.per.connection` is at least the bound:
+there every retry lies inside the broker's duplicate range. A window-mode
+broker answers a retry older than its window OUT_OF_ORDER_SEQUENCE_NUMBER.
 
 Records without an explicit partition are partitioned as the Java client does
 (see `partitioner`): by murmur2 of the key, keyless ones sticky.
@@ -43,23 +26,20 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections import deque
-from dataclasses import dataclass, field
 from typing import Any
 
 from ..protocol import records
 from ..protocol.errors import ErrorCode, KafkaError
 from ..protocol.messages import InitProducerIdRequest, ProduceRequest
+from .accumulator import DEFAULT_BATCHES_TO_RETAIN, PartitionState, ProducerBatch, RecordMetadata
 from .client import KafkaClient
 from .connection import BrokerConnection, ConnectionClosed
 from .partitioner import StickyPartitioner, key_partition
 from .security import ClientSecurity
 from .transactions import TransactionHandle, add_partitions_to_txn, end_transaction, init_producer_id
 
-DEFAULT_BATCHES_TO_RETAIN = 5
 # KIP-758: the broker's duplicate range and the sequences above the latest one must not overlap in 2^31
 MAX_IN_FLIGHT_SEQUENCE_NUMBERS = 2**30
-SEQUENCE_SPAN = 2**31  # sequences wrap from Int.MaxValue to 0
 MAX_PRODUCE_VERSION = 14
 CODECS = {None: records.COMPRESSION_NONE, "none": records.COMPRESSION_NONE, "gzip": records.COMPRESSION_GZIP,
           "snappy": records.COMPRESSION_SNAPPY, "lz4": records.COMPRESSION_LZ4, "zstd": records.COMPRESSION_ZSTD}
@@ -75,61 +55,6 @@ REFRESH_METADATA = frozenset({
     ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode.LEADER_NOT_AVAILABLE,
     ErrorCode.UNKNOWN_TOPIC_ID, ErrorCode.FENCED_LEADER_EPOCH, ErrorCode.UNKNOWN_LEADER_EPOCH,
 })
-
-
-@dataclass(frozen=True)
-class RecordMetadata:
-    """Where a record landed."""
-
-    topic: str
-    partition: int
-    offset: int
-
-
-@dataclass(eq=False)
-class ProducerBatch:
-    """Records for one partition, sent together and retried together with the same sequences."""
-
-    topic: str
-    partition: int
-    created_ms: float
-    records: list[tuple[bytes | None, bytes | None, list[tuple[str, bytes | None]], int]] = field(default_factory=list)
-    futures: list[asyncio.Future[RecordMetadata]] = field(default_factory=list)
-    size: int = 0
-    base_sequence: int = -1  # assigned at first send, kept for every retry
-    ordinal: int = -1  # the batch's place among its partition's batches (0, 1, 2, ...), assigned with base_sequence
-    attempts: int = 0
-    encoded: bytes | None = None
-    transactional: bool = False
-
-    def encode(self, producer_id: int, epoch: int, codec: int) -> bytes:
-        if self.encoded is None:
-            self.encoded = records.build_batch(
-                [(key, value) for key, value, _headers, _ts in self.records],
-                timestamps=[ts for _k, _v, _h, ts in self.records], producer_id=producer_id,
-                producer_epoch=epoch, base_sequence=self.base_sequence, compression=codec,
-                headers=[headers for _k, _v, headers, _ts in self.records], transactional=self.transactional)
-        return self.encoded
-
-    def fail(self, error: BaseException) -> None:
-        for future in self.futures:
-            if not future.done():
-                future.set_exception(error)
-
-
-@dataclass
-class PartitionState:
-    """Per-partition sending state: queue, in-flight batches, next sequence and the discovered window."""
-
-    queue: deque[ProducerBatch] = field(default_factory=deque)  # sealed batches, in sequence order
-    open_batch: ProducerBatch | None = None
-    in_flight: list[ProducerBatch] = field(default_factory=list)  # sorted by ordinal
-    next_sequence: int = 0
-    next_ordinal: int = 0
-    limit: int = DEFAULT_BATCHES_TO_RETAIN
-    leader: int = -1
-    max_in_flight_seen: int = 0
-    max_sequences_seen: int = 0  # the most unacknowledged sequence numbers at once (KIP-758's throttle)
 
 
 class Producer:
@@ -207,9 +132,7 @@ class Producer:
 
     def in_flight_sequences(self, topic: str, partition: int) -> int:
         """Sequence numbers of this partition sent and not yet acknowledged, from the oldest such batch on."""
-        state = self._state(topic, partition)
-        oldest = self._oldest_unacknowledged_batch(state)
-        return 0 if oldest is None else self._sequences_since(state, oldest)
+        return self._state(topic, partition).in_flight_sequences()
 
     def max_in_flight_sequences_seen(self, topic: str, partition: int) -> int:
         """The most sequence numbers of this partition that were ever unacknowledged at once."""
@@ -245,7 +168,7 @@ class Producer:
                    for batch in [*state.queue, *state.in_flight, *([state.open_batch] if state.open_batch else [])]
                    for f in batch.futures]
         for state in self.partitions.values():
-            self._seal(state)
+            state.seal()
         self._wakeup.set()
         if futures:
             await asyncio.gather(*futures, return_exceptions=True)
@@ -290,7 +213,7 @@ class Producer:
         state = self._state(topic, partition)
         size = (len(key) if key else 0) + (len(value) if value else 0) + 16
         if state.open_batch is not None and state.open_batch.size + size > self.batch_size:
-            self._seal(state)
+            state.seal()
         if state.open_batch is None:
             state.open_batch = ProducerBatch(topic, partition, time.monotonic(),
                                              transactional=self.transactional_id is not None)
@@ -301,7 +224,7 @@ class Producer:
         state.open_batch.futures.append(future)
         state.open_batch.size += size
         if state.open_batch.size >= self.batch_size:
-            self._seal(state)
+            state.seal()
         if available is not None:
             self._sticky.appended(topic, size, state.open_batch is None, available, count)
         self._wakeup.set()
@@ -372,12 +295,6 @@ class Producer:
                 state.leader = info.partitions[partition].leader
         return state
 
-    @staticmethod
-    def _seal(state: PartitionState) -> None:
-        if state.open_batch is not None and state.open_batch.records:
-            state.queue.append(state.open_batch)
-        state.open_batch = None
-
     # -- the sender --------------------------------------------------------------------------------
 
     async def _send_loop(self) -> None:
@@ -390,7 +307,7 @@ class Producer:
                 if batch is not None:
                     due = batch.created_ms + self.linger_ms / 1000
                     if now >= due:
-                        self._seal(state)
+                        state.seal()
                     else:
                         next_linger = due if next_linger is None else min(next_linger, due)
             self._expire(now)
@@ -447,19 +364,7 @@ class Producer:
             if not batches:
                 continue
             for batch in batches:
-                state = self.partitions[(batch.topic, batch.partition)]
-                state.queue.popleft()
-                if batch.base_sequence == -1:
-                    batch.base_sequence = state.next_sequence
-                    state.next_sequence = records.increment_sequence(state.next_sequence, len(batch.records))
-                    batch.ordinal = state.next_ordinal
-                    state.next_ordinal += 1
-                batch.attempts += 1
-                state.in_flight.append(batch)
-                state.in_flight.sort(key=lambda b: b.ordinal)
-                state.max_in_flight_seen = max(state.max_in_flight_seen, len(state.in_flight))
-                state.max_sequences_seen = max(state.max_sequences_seen,
-                                               self.in_flight_sequences(batch.topic, batch.partition))
+                self.partitions[(batch.topic, batch.partition)].send_head()
             # a request the connection refused is no progress: its batches wait for their retry backoff, or
             # this loop would spin on a dead connection without ever letting its reader tell us
             sent = self._send_request(node_id, connection, batches) or sent
@@ -467,62 +372,7 @@ class Producer:
 
     def _sendable_head(self, state: PartitionState) -> ProducerBatch | None:
         """The partition's next batch if the in-flight rule lets it go now, else None."""
-        if not state.queue:
-            return None
-        if self.max_in_flight_sequence_numbers is not None:
-            return self._sendable_head_by_sequences(state, self.max_in_flight_sequence_numbers)
-        limit = min(state.limit, self.max_in_flight_requests_per_connection)
-        if len(state.in_flight) >= limit:
-            return None
-        head = state.queue[0]
-        if head.ordinal == -1:
-            # a new batch: the broker must still retain the oldest unacknowledged batch once this one is
-            # appended, or that batch's retry would be answered OUT_OF_ORDER_SEQUENCE_NUMBER (KIP-1269)
-            oldest = self._oldest_unacknowledged(state)
-            if oldest is not None and state.next_ordinal - oldest >= limit:
-                return None
-        elif state.in_flight and state.in_flight[0].ordinal < head.ordinal:
-            # a retried batch goes out only when nothing before it is in flight (Kafka's ordering rule);
-            # it was sent once within the limit, and the oldest unacknowledged batch only moves forward
-            return None
-        return head
-
-    def _sendable_head_by_sequences(self, state: PartitionState, bound: int) -> ProducerBatch | None:
-        """KIP-758's throttle: the next batch if the unacknowledged sequences stay within `bound`, else None."""
-        # a request carries one batch per partition, so this is implied by the connection check; kept for clarity
-        if len(state.in_flight) >= self.max_in_flight_requests_per_connection:
-            return None
-        head = state.queue[0]
-        if head.ordinal == -1:
-            # a new batch: once it is appended, the broker's latest sequence may be its last one, and a retry of
-            # the oldest unacknowledged batch must still lie in the broker's duplicate range below that
-            oldest = self._oldest_unacknowledged_batch(state)
-            if oldest is not None and self._sequences_since(state, oldest) + len(head.records) > bound:
-                return None
-        elif state.in_flight and state.in_flight[0].ordinal < head.ordinal:
-            return None  # Kafka's ordering rule, as in window mode
-        return head
-
-    @staticmethod
-    def _sequences_since(state: PartitionState, batch: ProducerBatch) -> int:
-        """Sequence numbers assigned from `batch`'s first one up to the partition's next one, counting wrap."""
-        return (state.next_sequence - batch.base_sequence) % SEQUENCE_SPAN
-
-    @staticmethod
-    def _oldest_unacknowledged_batch(state: PartitionState) -> ProducerBatch | None:
-        """The partition's oldest batch sent and not yet acknowledged (in flight or queued to retry)."""
-        oldest = state.in_flight[0] if state.in_flight else None
-        if state.queue and state.queue[0].ordinal != -1:  # the queue is in ordinal order, retries first
-            head = state.queue[0]
-            if oldest is None or head.ordinal < oldest.ordinal:
-                oldest = head
-        return oldest
-
-    @classmethod
-    def _oldest_unacknowledged(cls, state: PartitionState) -> int | None:
-        """The ordinal of the partition's oldest batch sent and not yet acknowledged (in flight or queued to retry)."""
-        oldest = cls._oldest_unacknowledged_batch(state)
-        return None if oldest is None else oldest.ordinal
+        return state.sendable_head(self.max_in_flight_requests_per_connection, self.max_in_flight_sequence_numbers)
 
     def _send_request(self, node_id: int, connection: BrokerConnection, batches: list[ProducerBatch]) -> bool:
         """Send one Produce request carrying `batches`; whether it went out (else they are queued to retry)."""
@@ -601,24 +451,16 @@ class Producer:
                     if not future.done():
                         future.set_result(RecordMetadata(batch.topic, batch.partition, -1))
             elif code in RETRIABLE or (code is ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER
-                                       and self._earlier_batch_pending(state, batch)):
+                                       and state.earlier_batch_pending(batch)):
                 if code in REFRESH_METADATA:
                     self._metadata_stale = True
                 self._requeue(state, batch)
             else:
                 batch.fail(KafkaError(code, f"produce to {batch.topic}-{batch.partition} failed: {code.name}"))
 
-    @staticmethod
-    def _earlier_batch_pending(state: PartitionState, batch: ProducerBatch) -> bool:
-        """An out-of-order answer caused by an earlier batch that failed and is being sent again."""
-        return any(-1 < b.ordinal < batch.ordinal for b in [*state.queue, *state.in_flight])
-
     def _requeue(self, state: PartitionState, batch: ProducerBatch) -> None:
         if time.monotonic() - batch.created_ms > self.delivery_timeout_ms / 1000:
             batch.fail(KafkaError(ErrorCode.REQUEST_TIMED_OUT, "delivery timeout expired"))
             return
-        state.queue.append(batch)
-        ordered = sorted(state.queue, key=lambda b: (b.ordinal == -1, b.ordinal))
-        state.queue.clear()
-        state.queue.extend(ordered)
+        state.requeue(batch)
         asyncio.get_running_loop().call_later(self.retry_backoff_ms / 1000, self._wakeup.set)
