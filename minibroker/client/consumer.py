@@ -54,9 +54,27 @@ class RecordColumns:
         return len(self.offsets)
 
 
-def _varint_slow(data: bytes | memoryview, pos: int) -> tuple[int, int]:
-    """A zigzag varint of more than one byte."""
+def _varint(data: bytes, pos: int) -> tuple[int, int]:
+    """A zigzag varint at `pos`: (value, position after it).
+
+    The common one- and two-byte varints (lengths and deltas below 8 KiB) are read without a loop.
+    """
+    b = data[pos]
+    if b < 0x80:
+        return (b >> 1) ^ -(b & 1), pos + 1
+    b2 = data[pos + 1]
+    if b2 < 0x80:
+        raw = (b & 0x7F) | (b2 << 7)
+        return (raw >> 1) ^ -(raw & 1), pos + 2
     return records.read_varint(data, pos, ErrorCode.CORRUPT_MESSAGE)
+
+
+def _nullable_bytes(data: bytes, pos: int) -> tuple[bytes | None, int]:
+    """A varint length and that many bytes (None for a negative length): a record's key, value or header value."""
+    length, pos = _varint(data, pos)
+    if length < 0:
+        return None, pos
+    return data[pos:pos + length], pos + length
 
 
 def decode_batch_into(batch: bytes | memoryview, header: records.BatchHeader, columns: RecordColumns,
@@ -72,66 +90,22 @@ def decode_batch_into(batch: bytes | memoryview, header: records.BatchHeader, co
     headers_out = columns.headers
     before = len(offsets)
     pos = 0
-    varint = _varint_slow
-    # The common one-byte varints are decoded inline: this loop is the read path's hot spot.
+    varint, nullable_bytes = _varint, _nullable_bytes  # locals: this loop is the read path's hot spot
     for _ in range(header.record_count):
-        b = body[pos]
-        if b < 0x80:
-            pos += 1
-        else:
-            _, pos = varint(body, pos)
+        _, pos = varint(body, pos)  # the record's length
         pos += 1  # record attributes, unused
-        b = body[pos]
-        if b < 0x80:
-            ts_delta = (b >> 1) ^ -(b & 1)
-            pos += 1
-        else:
-            ts_delta, pos = varint(body, pos)
-        b = body[pos]
-        if b < 0x80:
-            offset_delta = (b >> 1) ^ -(b & 1)
-            pos += 1
-        else:
-            offset_delta, pos = varint(body, pos)
-        b = body[pos]
-        if b < 0x80:
-            length = (b >> 1) ^ -(b & 1)
-            pos += 1
-        else:
-            length, pos = varint(body, pos)
-        if length < 0:
-            key = None
-        else:
-            key = body[pos:pos + length]
-            pos += length
-        b = body[pos]
-        if b < 0x80:
-            length = (b >> 1) ^ -(b & 1)
-            pos += 1
-        else:
-            length, pos = varint(body, pos)
-        if length < 0:
-            value = None
-        else:
-            value = body[pos:pos + length]
-            pos += length
-        b = body[pos]
-        if b < 0x80:
-            header_count = (b >> 1) ^ -(b & 1)
-            pos += 1
-        else:
-            header_count, pos = varint(body, pos)
+        ts_delta, pos = varint(body, pos)
+        offset_delta, pos = varint(body, pos)
+        key, pos = nullable_bytes(body, pos)
+        value, pos = nullable_bytes(body, pos)
+        header_count, pos = varint(body, pos)
         record_headers: list[Header] = []
         for _h in range(header_count):
             length, pos = varint(body, pos)
             hkey = body[pos:pos + length].decode("utf-8", "replace")
             pos += length
-            length, pos = varint(body, pos)
-            if length < 0:
-                record_headers.append((hkey, None))
-            else:
-                record_headers.append((hkey, body[pos:pos + length]))
-                pos += length
+            hvalue, pos = nullable_bytes(body, pos)
+            record_headers.append((hkey, hvalue))
         offset = base_offset + offset_delta
         if start <= offset < end:
             offsets.append(offset)
