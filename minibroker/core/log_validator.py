@@ -1,5 +1,8 @@
 """Validate a produced record batch, record by record, as Kafka's leader does before appending.
 
+Over 500 lines for a reason: the pure-Python fast lane is the specification of the C one and stays
+beside the exact reader it must agree with; the magic 0/1 conversion at the end is LogValidator's too.
+
 Mirrors Kafka's `LogValidator` (validateMessagesAndAssignOffsets, validateBatch, validateRecord,
 validateKey, validateTimestamp, processRecordErrors), the record reading of `DefaultRecordBatch`
 (its record iterator and compressed streaming iterator) and `DefaultRecord.readFrom`, and the
@@ -37,9 +40,6 @@ reader decides every refusal, so both lanes accept exactly the same batches.
 Produce v0-2 (release profiles before 4.0) may carry a message set of magic 0 or 1: it is converted to
 one v2 batch as Kafka 3.9's LogValidator converts one (`convert_legacy_message_set`, reached through
 `old_produce_batch`), its inner records checked as Kafka checks them.
-
-Over 500 lines for a reason: the pure-Python fast lane is the specification of the C one and stays
-beside the exact reader it must agree with.
 """
 
 from __future__ import annotations

@@ -13,6 +13,9 @@ headers (keyLength varint | key | valueLength varint | value). Varints are zigza
 Also what a Produce partition's record bytes must be (ProduceRequest.validateRecords, `produce_records_error`),
 read over entries of any magic as ByteBufferLogInputStream reads them. The codecs a batch's attributes name
 are compression.py's (their ids are re-exported here); message sets of magic 0 and 1 are legacy_records.py's.
+
+Over 500 lines for a reason: reading, checking, patching and building a v2 batch all work on the one layout
+above (Kafka's DefaultRecordBatch and DefaultRecord); the codecs and old message sets are already apart.
 """
 from __future__ import annotations
 
