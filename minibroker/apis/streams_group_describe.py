@@ -5,7 +5,8 @@ GroupMetadataManager.streamsGroupDescribe.
 
 UNSUPPORTED_VERSION for every group unless streams groups are enabled (streams_group_heartbeat.py); DESCRIBE on
 each group, else GROUP_AUTHORIZATION_FAILED; an unknown id is GROUP_ID_NOT_FOUND "Group X not found." and a group
-of another type "Group X is not a streams group.". The topology is the one the group was given, as declared.
+of another type "Group X is not a streams group.". The topology is the one the group was given, with the
+internal topics' partitions once it is configured against the cluster's topics (as declared before).
 """
 
 from __future__ import annotations
@@ -58,8 +59,8 @@ def handle(request: StreamsGroupDescribeRequest, ctx: RequestContext) -> Streams
     return R(throttle_time_ms=0, groups=groups)
 
 
-def _topic_info(info: TopicInfo) -> Any:
-    return _Subtopology.TopicInfo(name=info.name, partitions=info.partitions,
+def _topic_info(info: TopicInfo, partitions: dict[str, int]) -> Any:
+    return _Subtopology.TopicInfo(name=info.name, partitions=partitions.get(info.name, info.partitions),
                                   replication_factor=info.replication_factor,
                                   topic_configs=[_Subtopology.TopicInfo.KeyValue(key=k, value=v)
                                                  for k, v in info.configs])
@@ -78,11 +79,13 @@ def _assignment(assignment: TaskAssignment) -> Any:
 def _topology(group: StreamsGroup) -> Any:
     if group.topology is None:
         return None
+    # a configured (ready) topology shows its internal topics' partitions, as Kafka describes its configured one
+    partitions = group.configured.internal_partitions if group.configured is not None else {}
     return _Topology(epoch=group.topology.epoch, subtopologies=[
         _Subtopology(subtopology_id=sub.subtopology_id, source_topics=list(sub.source_topics),
                      repartition_sink_topics=list(sub.repartition_sink_topics),
-                     state_changelog_topics=[_topic_info(t) for t in sub.state_changelog_topics],
-                     repartition_source_topics=[_topic_info(t) for t in sub.repartition_source_topics])
+                     state_changelog_topics=[_topic_info(t, partitions) for t in sub.state_changelog_topics],
+                     repartition_source_topics=[_topic_info(t, partitions) for t in sub.repartition_source_topics])
         for sub in group.topology.subtopologies])
 
 

@@ -1,24 +1,24 @@
 """Streams groups (KIP-1071): Kafka Streams applications whose tasks the broker assigns.
 
-Over 500 lines: the group, its members, the sticky task assignor and the heartbeat's reconciliation change the
-same tasks and epochs, as in Kafka's streams paths of GroupMetadataManager; the topology and its internal topics
-are streams_topology.py's.
+Over 500 lines: the group, its members and the heartbeat's reconciliation change the same tasks and epochs, as in
+Kafka's streams paths of GroupMetadataManager; the topology and its internal topics are streams_topology.py's, the
+sticky task assignor streams_assignor.py's.
 
-Mirrors Kafka 4.3.1's GroupMetadataManager.streamsGroupHeartbeat, StreamsGroup, InternalTopicManager and the
-sticky task assignor in what 4.3.1 serves: dynamic members only (a static member is refused as Kafka refuses it),
+Mirrors Kafka 4.3.1's GroupMetadataManager.streamsGroupHeartbeat, StreamsGroup, CurrentAssignmentBuilder and
+InternalTopicManager in what 4.3.1 serves: dynamic members only (a static member is refused as Kafka refuses it),
 a topology that cannot change once the group has one, no source-topic regexes and no task offsets (so no
 warm-up tasks). The topology of the first member is validated and configured against the cluster's topics:
 missing source topics, missing internal (repartition and changelog) topics (streams_topology.py), which the
 caller creates from `HeartbeatResult.topics_to_create`, and the number of tasks per subtopology. The group
 epoch moves when a member, the topology or the topics change; the target assignment is recomputed at the new
-epoch, and each member reconciles to it: an active task moves only after its previous owner has revoked it.
+epoch, and each member reconciles to it: it revokes first, and a task moves only when released (an active task
+by every member, a standby by the members of the receiving process).
 Sans-IO: time comes from the clock, and `tick` fences members whose session or revocation ran out.
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
 
@@ -26,6 +26,7 @@ from ..protocol.errors import ErrorCode
 from .clock import Clock
 from .config import BrokerConfig
 from .modern_groups import LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH, member_epoch_error
+from .streams_assignor import assign_tasks
 from .streams_topology import (
     ConfiguredTopology,
     StatusCode,
@@ -95,6 +96,15 @@ def _from_pairs(pairs: set[tuple[str, int]]) -> Tasks:
     return tasks
 
 
+def _any_tasks(tasks: TaskAssignment) -> bool:
+    return bool(_pairs(tasks.active) or _pairs(tasks.standby) or _pairs(tasks.warmup))
+
+
+def _overlaps(owned: TaskAssignment, tasks: TaskAssignment) -> bool:
+    """TasksTuple.containsAny: a task of one kind in both."""
+    return any(_pairs(getattr(owned, kind)) & _pairs(getattr(tasks, kind)) for kind in ("active", "standby", "warmup"))
+
+
 @dataclass(eq=False)
 class StreamsGroupMember:
     """StreamsGroupMember: what the member told the coordinator and where it is in reconciliation."""
@@ -113,9 +123,8 @@ class StreamsGroupMember:
     user_endpoint: tuple[str, int] | None = None
     client_tags: dict[str, str] = field(default_factory=dict)
     assigned: TaskAssignment = field(default_factory=TaskAssignment)
-    # active tasks the member was told to give up and has not yet reported gone
-    pending_revocation: Tasks = field(default_factory=dict)
-    owned_active: Tasks | None = None
+    # tasks the member was told to give up and has not yet reported gone
+    pending_revocation: TaskAssignment = field(default_factory=TaskAssignment)
     session_deadline_ms: int = 0
     revocation_deadline_ms: int | None = None
 
@@ -189,57 +198,6 @@ class HeartbeatError(Exception):
 def streams_protocol_enabled(config: BrokerConfig) -> bool:
     """Whether the KIP-1071 APIs may be served: `group.coordinator.rebalance.protocols` lists `streams`."""
     return "streams" in [p.strip().lower() for p in config["group.coordinator.rebalance.protocols"]]
-
-
-# -- the sticky task assignor ---------------------------------------------------------------------------
-
-
-def assign_tasks(task_counts: Mapping[str, int], members: Mapping[str, StreamsGroupMember],
-                 previous: Mapping[str, TaskAssignment], num_standby_replicas: int) -> dict[str, TaskAssignment]:
-    """StickyTaskAssignor's outcome: active tasks stay with their previous owner while it is not over its fair share;
-    the rest go to the least-loaded member, spreading over processes; standbys go to other processes."""
-    ids = sorted(members)
-    result = {member_id: TaskAssignment() for member_id in ids}
-    if not ids:
-        return result
-    tasks = [(sid, p) for sid in sorted(task_counts) for p in range(task_counts[sid])]
-    capacity = math.ceil(len(tasks) / len(ids)) if tasks else 0
-    load = dict.fromkeys(ids, 0)
-    owner: dict[tuple[str, int], str] = {}
-    previous_owner = {task: member_id for member_id in ids if member_id in previous
-                      for task in _pairs(previous[member_id].active)}
-    # Kafka's first pass: by partition, then subtopology, each task back to its previous owner within its quota
-    for task in sorted(tasks, key=lambda t: (t[1], t[0])):
-        member_id = previous_owner.get(task)
-        if member_id is not None and load[member_id] < capacity:
-            owner[task] = member_id
-            load[member_id] += 1
-    process_load: dict[str, int] = {}
-    for member_id, n in load.items():
-        process = members[member_id].process_id
-        process_load[process] = process_load.get(process, 0) + n
-    for task in tasks:
-        if task in owner:
-            continue
-        chosen = min(ids, key=lambda m: (load[m], process_load.get(members[m].process_id, 0), m))
-        owner[task] = chosen
-        load[chosen] += 1
-        process_load[members[chosen].process_id] = process_load.get(members[chosen].process_id, 0) + 1
-    for task, member_id in owner.items():
-        result[member_id].active.setdefault(task[0], set()).add(task[1])
-    if num_standby_replicas > 0:
-        standby_load = dict.fromkeys(ids, 0)
-        for task in tasks:
-            used_processes = {members[owner[task]].process_id}
-            for _ in range(num_standby_replicas):
-                candidates = [m for m in ids if members[m].process_id not in used_processes]
-                if not candidates:
-                    break
-                chosen = min(candidates, key=lambda m: (standby_load[m] + load[m], m))
-                result[chosen].standby.setdefault(task[0], set()).add(task[1])
-                standby_load[chosen] += 1
-                used_processes.add(members[chosen].process_id)
-    return result
 
 
 # -- the coordinator --------------------------------------------------------------------------------------
@@ -399,8 +357,6 @@ class StreamsGroupCoordinator:
             member.client_tags = dict(client_tags)
         if user_endpoint is not None:
             member.user_endpoint = user_endpoint
-        if owned_active is not None:
-            member.owned_active = _copy(owned_active)
         if before is not None and before != member.metadata():
             bump = True
         # 2. the topology: set by the first member; a different one at the same or a later epoch is refused
@@ -435,7 +391,8 @@ class StreamsGroupCoordinator:
         if configs != group.assignment_configs:
             bump = bump or bool(group.assignment_configs)  # streamsGroupAssignmentConfigs changed
             group.assignment_configs = configs
-        if bump or group.group_epoch == 0:
+        new_group = group.group_epoch == 0
+        if bump or new_group:
             group.group_epoch += 1
         # 4. the target assignment at the group epoch, after the initial delay of a new group and at most once per
         # assignment interval
@@ -447,6 +404,8 @@ class StreamsGroupCoordinator:
                 group.assignment_delayed_until_ms = now + delay
                 self._set_target(group, {m: TaskAssignment() for m in group.members}, group.group_epoch)
                 group.group_epoch += 1
+            elif new_group:
+                group.group_epoch += 1  # Kafka 4.3.1 takes a new group to epoch 2 at its first member, as when delayed
             if group.assignment_delayed_until_ms is not None and now < group.assignment_delayed_until_ms:
                 status.append((StatusCode.ASSIGNMENT_DELAYED,
                                "Assignment delayed due to the configured initial rebalance delay."))
@@ -457,7 +416,8 @@ class StreamsGroupCoordinator:
                 self._update_target(group)
                 group.assigned_at_ms = now
         # 5. reconcile the member with its target
-        self._reconcile(group, member, now)
+        owned = None if owned_active is None else TaskAssignment(owned_active, owned_standby or {}, owned_warmup or {})
+        self._reconcile(group, member, owned, now)
         member.session_deadline_ms = now + self.session_timeout_ms(group_id)
         if shutdown_application:
             group.shutdown_request_member_id = member_id
@@ -505,43 +465,75 @@ class StreamsGroupCoordinator:
 
     def _update_target(self, group: StreamsGroup) -> None:
         configured = group.configured
-        if configured is None or configured.task_counts is None:
+        if configured is None or configured.task_counts is None or group.topology is None:
             target = {m: TaskAssignment() for m in group.members}
         else:
             standbys = self._group_config(group.group_id, "streams.num.standby.replicas")
-            target = assign_tasks(configured.task_counts, group.members, group.target, standbys)
+            stateful = {sub.subtopology_id for sub in group.topology.subtopologies if sub.state_changelog_topics}
+            processes = {member_id: m.process_id for member_id, m in group.members.items()}
+            previous = {member_id: (_pairs(a.active), _pairs(a.standby)) for member_id, a in group.target.items()}
+            target = {member_id: TaskAssignment(_from_pairs(active), _from_pairs(standby))
+                      for member_id, (active, standby) in assign_tasks(
+                          configured.task_counts, stateful, processes, previous, standbys).items()}
         self._set_target(group, target, group.group_epoch)
 
-    def _reconcile(self, group: StreamsGroup, member: StreamsGroupMember, now: int) -> None:
-        """CurrentAssignmentBuilder for tasks: revoke first, then take the target's tasks no one else holds."""
-        target = group.target.get(member.member_id, TaskAssignment())
-        if member.member_epoch == group.assignment_epoch and member.state is MemberState.STABLE:
-            return
-        if member.state is MemberState.UNREVOKED_TASKS:
-            still_owned = _pairs(member.owned_active or {}) & _pairs(member.pending_revocation)
-            if still_owned:
+    def _reconcile(self, group: StreamsGroup, member: StreamsGroupMember, owned: TaskAssignment | None,
+                   now: int) -> None:
+        """CurrentAssignmentBuilder.build: a member revokes what its target no longer holds (acknowledged by the
+        tasks it reports owning), then takes the target's tasks that are released: an active task no member holds,
+        and no member of its process holds as standby or warm-up; a standby or warm-up task its process does not
+        hold in any role."""
+        if member.state is MemberState.STABLE:
+            if member.member_epoch == group.assignment_epoch:
                 return
-            member.pending_revocation = {}
-            member.revocation_deadline_ms = None
-        to_revoke = _pairs(member.assigned.active) - _pairs(target.active)
-        if to_revoke and member.member_epoch != group.assignment_epoch:
-            member.assigned = TaskAssignment(_from_pairs(_pairs(member.assigned.active) & _pairs(target.active)),
-                                             _copy(target.standby), _copy(target.warmup))
-            member.pending_revocation = _from_pairs(to_revoke)
-            member.state = MemberState.UNREVOKED_TASKS
-            member.revocation_deadline_ms = now + max(member.rebalance_timeout_ms, 0)
-            return
-        held_by_others: set[tuple[str, int]] = set()
+            epoch = member.member_epoch
+        elif member.state is MemberState.UNREVOKED_TASKS:
+            if owned is None or _overlaps(owned, member.pending_revocation):
+                return
+            epoch = member.member_epoch + 1
+        else:
+            epoch = member.member_epoch
+        target = group.target.get(member.member_id, TaskAssignment())
+        active_process: dict[tuple[str, int], str] = {}
+        replica_processes: dict[tuple[str, int], set[str]] = {}  # standby and warm-up holders, one check for both
         for other in group.members.values():
-            if other is not member:
-                held_by_others |= _pairs(other.assigned.active) | _pairs(other.pending_revocation)
-        wanted = _pairs(target.active)
-        if member.member_epoch != group.assignment_epoch:
-            member.previous_member_epoch = member.member_epoch
-            member.member_epoch = group.assignment_epoch
-        member.assigned = TaskAssignment(_from_pairs(wanted - held_by_others), _copy(target.standby),
-                                         _copy(target.warmup))
-        member.state = MemberState.UNRELEASED_TASKS if wanted & held_by_others else MemberState.STABLE
+            for tasks in (other.assigned, other.pending_revocation):
+                for task in _pairs(tasks.active):
+                    active_process[task] = other.process_id
+                for task in _pairs(tasks.standby) | _pairs(tasks.warmup):
+                    replica_processes.setdefault(task, set()).add(other.process_id)
+        mine = member.process_id
+
+        def in_replicas(task: tuple[str, int]) -> bool:
+            return mine in replica_processes.get(task, ())
+
+        kept, revoke, grant = TaskAssignment(), TaskAssignment(), TaskAssignment()
+        unreleased = False
+        for kind in ("active", "standby", "warmup"):
+            current, wanted = _pairs(getattr(member.assigned, kind)), _pairs(getattr(target, kind))
+            pending = wanted - current
+            if kind == "active":
+                free = {t for t in pending if t not in active_process and not in_replicas(t)}
+            else:
+                free = {t for t in pending if active_process.get(t) != mine and not in_replicas(t)}
+            unreleased = unreleased or free != pending
+            setattr(kept, kind, _from_pairs(current & wanted))
+            setattr(revoke, kind, _from_pairs(current - wanted))
+            setattr(grant, kind, _from_pairs(free))
+        if _any_tasks(revoke) and (owned is None or _overlaps(owned, revoke)):
+            state, new_epoch, assigned, pending_revocation = MemberState.UNREVOKED_TASKS, epoch, kept, revoke
+        else:
+            if _any_tasks(grant):
+                kept = TaskAssignment(*(_from_pairs(_pairs(getattr(kept, k)) | _pairs(getattr(grant, k)))
+                                        for k in ("active", "standby", "warmup")))
+            state = MemberState.UNRELEASED_TASKS if unreleased else MemberState.STABLE
+            new_epoch, assigned, pending_revocation = group.assignment_epoch, kept, TaskAssignment()
+        member.previous_member_epoch, member.member_epoch = member.member_epoch, new_epoch
+        member.state, member.assigned, member.pending_revocation = state, assigned, pending_revocation
+        if state is MemberState.UNREVOKED_TASKS:
+            member.revocation_deadline_ms = now + max(member.rebalance_timeout_ms, 0)
+        else:
+            member.revocation_deadline_ms = None
 
     @staticmethod
     def _endpoints(group: StreamsGroup) -> list[tuple[tuple[str, int], Tasks, Tasks]]:

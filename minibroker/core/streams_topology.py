@@ -67,6 +67,8 @@ class ConfiguredTopology:
     task_counts: dict[str, int] | None
     status: tuple[StatusCode, str] | None = None
     topics_to_create: dict[str, TopicInfo] = field(default_factory=dict)
+    # when ready: the partitions of each internal topic, which StreamsGroupDescribe shows instead of the declared 0
+    internal_partitions: dict[str, int] = field(default_factory=dict)
 
     @property
     def ready(self) -> bool:
@@ -144,7 +146,7 @@ def configure_topology(topology: Topology, partitions_of: Callable[[str], int | 
         return ConfiguredTopology(None, (StatusCode.INCORRECTLY_PARTITIONED_TOPICS,
                                          f"Internal topics {', '.join(wrong)} have a different number of "
                                          f"partitions than expected."))
-    return ConfiguredTopology(task_counts)
+    return ConfiguredTopology(task_counts, internal_partitions={name: info.partitions for name, info in wanted.items()})
 
 
 def referenced_topics(topology: Topology) -> list[str]:

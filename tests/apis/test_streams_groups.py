@@ -77,7 +77,7 @@ def test_streams_apis_are_advertised_at_kafka_4_3s_versions():
 def test_the_first_member_makes_the_broker_create_the_internal_topics_then_gets_every_task():
     cluster = plain_cluster()
     first = call(cluster, hb("m1", 0), 0)
-    assert (first.error_code, first.member_epoch, first.heartbeat_interval_ms) == (0, 1, 5000)
+    assert (first.error_code, first.member_epoch, first.heartbeat_interval_ms) == (0, 2, 5000)  # a new group: 2
     assert [(s.status_code, s.status_detail) for s in first.status] == [
         (3, "Internal topics are missing: app-counts-changelog, app-words-repartition")]
     assert tasks(first.active_tasks) == set()
@@ -86,25 +86,25 @@ def test_the_first_member_makes_the_broker_create_the_internal_topics_then_gets_
     changelog = cluster.topics["app-counts-changelog"]
     assert len(changelog.partitions) == 2
     assert changelog.configs["cleanup.policy"] == ["compact"]
-    second = call(cluster, hb("m1", 1), 0)
+    second = call(cluster, hb("m1", 2), 0)
     assert second.status == []
-    assert second.member_epoch == 2
+    assert second.member_epoch == 3
     assert tasks(second.active_tasks) == {("0", 0), ("0", 1), ("1", 0), ("1", 1)}
 
 
 def test_describe_shows_the_topology_members_and_assignments():
     cluster = plain_cluster()
     call(cluster, hb("m1", 0), 0)
-    call(cluster, hb("m1", 1), 0)
+    call(cluster, hb("m1", 2), 0)
     answer = call(cluster, StreamsGroupDescribeRequest(group_ids=["app", "nope"], include_authorized_operations=False),
                   0)
     app, nope = answer.groups
-    assert (app.error_code, app.group_state, app.group_epoch, app.assignment_epoch) == (0, "Stable", 2, 2)
+    assert (app.error_code, app.group_state, app.group_epoch, app.assignment_epoch) == (0, "Stable", 3, 3)
     assert [s.subtopology_id for s in app.topology.subtopologies] == ["0", "1"]
     assert app.topology.subtopologies[1].state_changelog_topics[0].name == "app-counts-changelog"
     (member,) = app.members
     assert (member.member_id, member.member_epoch, member.process_id, member.client_host) == (
-        "m1", 2, "process-m1", "/127.0.0.1")
+        "m1", 3, "process-m1", "/127.0.0.1")
     assert tasks(member.assignment.active_tasks) == tasks(member.target_assignment.active_tasks) == {
         ("0", 0), ("0", 1), ("1", 0), ("1", 1)}
     assert (nope.error_code, nope.error_message) == (ErrorCode.GROUP_ID_NOT_FOUND, "Group nope not found.")
@@ -129,7 +129,7 @@ def test_streams_groups_in_the_group_admin_apis():
 def test_a_member_commits_offsets_at_its_member_epoch():
     cluster = plain_cluster()
     call(cluster, hb("m1", 0), 0)
-    epoch = call(cluster, hb("m1", 1), 0).member_epoch
+    epoch = call(cluster, hb("m1", 2), 0).member_epoch
 
     def commit(at: int, version: int = 9) -> int:
         request = OffsetCommitRequest(group_id="app", generation_id_or_member_epoch=at, member_id="m1",
@@ -243,15 +243,15 @@ def test_internal_topics_the_broker_cannot_create_are_reported_from_the_next_hea
 def test_a_lost_answer_is_forgiven_only_with_the_owned_tasks():
     cluster = plain_cluster()
     call(cluster, hb("m1", 0), 0)
-    assert call(cluster, hb("m1", 1), 0).member_epoch == 2
-    fenced = call(cluster, hb("m1", 1), 0)  # the previous epoch, without its owned tasks
+    assert call(cluster, hb("m1", 2), 0).member_epoch == 3
+    fenced = call(cluster, hb("m1", 2), 0)  # the previous epoch, without its owned tasks
     assert (fenced.error_code, fenced.error_message) == (
         ErrorCode.FENCED_MEMBER_EPOCH,
-        "The streams group member has a smaller member epoch (1) than the one known by the group coordinator (2). "
+        "The streams group member has a smaller member epoch (2) than the one known by the group coordinator (3). "
         "The member must abandon all its partitions and rejoin.")
-    retried = call(cluster, hb("m1", 1, active_tasks=[H.TaskIds(subtopology_id="0", partitions=[0])],
+    retried = call(cluster, hb("m1", 2, active_tasks=[H.TaskIds(subtopology_id="0", partitions=[0])],
                                 standby_tasks=[], warmup_tasks=[]), 0)
-    assert (retried.error_code, retried.member_epoch, retried.active_tasks) == (0, 2, None)
+    assert (retried.error_code, retried.member_epoch, retried.active_tasks) == (0, 3, None)
 
 
 def test_the_broker_creates_internal_topics_only_when_the_member_may_create_them_all():

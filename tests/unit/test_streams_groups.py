@@ -47,7 +47,7 @@ def test_missing_source_topics_keep_the_group_not_ready() -> None:
     coordinator, _ = _coordinator()
     result = _join(coordinator, _Topics(), "m1")
     assert result.error is ErrorCode.NONE
-    assert result.member_epoch == 1
+    assert result.member_epoch == 2  # Kafka 4.3.1 takes a new group to epoch 2 at its first member
     assert result.status == [(StatusCode.MISSING_SOURCE_TOPICS, "Source topics lines are missing.")]
     assert result.assignment is not None and result.assignment.active == {}
     assert coordinator.groups["app"].state() is StreamsGroupState.NOT_READY
@@ -70,7 +70,7 @@ def test_once_the_topics_exist_every_task_goes_to_the_only_member() -> None:
     topics.update({name: info.partitions for name, info in first.topics_to_create.items()})
     result = _beat(coordinator, topics, "m1", first.member_epoch)
     assert result.status == []
-    assert result.member_epoch == 2  # the topics changed: the group epoch moved
+    assert result.member_epoch == 3  # the topics changed: the group epoch moved
     assert result.assignment is not None
     assert result.assignment.active == {"0": {0, 1, 2}, "1": {0, 1, 2}}
     assert coordinator.groups["app"].state() is StreamsGroupState.STABLE
@@ -86,16 +86,16 @@ def test_a_second_member_gets_tasks_only_after_the_first_revokes_them() -> None:
     m1 = _join(coordinator, topics, "m1", process="p1")
     assert m1.assignment is not None and m1.assignment.active == {"0": {0, 1}, "1": {0, 1}}
     m2 = _join(coordinator, topics, "m2", process="p2")
-    assert m2.member_epoch == 2
+    assert m2.member_epoch == 3
     assert m2.assignment is not None and m2.assignment.active == {}  # its tasks are still m1's
     revoke = _beat(coordinator, topics, "m1", m1.member_epoch, owned={"0": {0, 1}, "1": {0, 1}})
-    assert revoke.member_epoch == 1  # revocation first, at the old epoch
+    assert revoke.member_epoch == 2  # revocation first, at the old epoch
     assert revoke.assignment is not None
     kept = revoke.assignment.active
     assert sum(len(p) for p in kept.values()) == 2
-    done = _beat(coordinator, topics, "m1", 1, owned=kept)
-    assert done.member_epoch == 2
-    m2 = _beat(coordinator, topics, "m2", 2, owned={})
+    done = _beat(coordinator, topics, "m1", 2, owned=kept)
+    assert done.member_epoch == 3
+    m2 = _beat(coordinator, topics, "m2", 3, owned={})
     assert m2.assignment is not None
     given = {(s, p) for s, parts in m2.assignment.active.items() for p in parts}
     assert given == {("0", 0), ("0", 1), ("1", 0), ("1", 1)} - {(s, p) for s, parts in kept.items() for p in parts}
@@ -107,12 +107,16 @@ def test_a_leaving_member_frees_its_tasks_for_the_others() -> None:
     topics = _ready(coordinator)
     _join(coordinator, topics, "m1", process="p1")
     _join(coordinator, topics, "m2", process="p2")
-    revoking = _beat(coordinator, topics, "m1", 1, owned={"0": {0, 1}, "1": {0, 1}})
+    revoking = _beat(coordinator, topics, "m1", 2, owned={"0": {0, 1}, "1": {0, 1}})
     assert revoking.assignment is not None
     left = coordinator.heartbeat("app", "m2", -1, partitions_of=topics.partitions_of)
     assert (left.error, left.member_epoch) == (ErrorCode.NONE, -1)
-    result = _beat(coordinator, topics, "m1", 1, owned=revoking.assignment.active)
-    assert result.member_epoch == 3
+    kept = revoking.assignment.active
+    # revoked: the new epoch, but the tasks it gave up count as its own until this heartbeat is done
+    result = _beat(coordinator, topics, "m1", 2, owned=kept)
+    assert (result.member_epoch, result.assignment) == (4, None)
+    result = _beat(coordinator, topics, "m1", 4, owned=kept)
+    assert result.member_epoch == 4
     assert result.assignment is not None and result.assignment.active == {"0": {0, 1}, "1": {0, 1}}
 
 
@@ -166,7 +170,7 @@ def test_request_checks_answer_kafkas_errors() -> None:
     assert (fenced.error, fenced.message) == (
         ErrorCode.FENCED_MEMBER_EPOCH,
         "The streams group member has a greater member epoch (99) than the one known by the group coordinator "
-        "(1). The member must abandon all its partitions and rejoin.")
+        "(2). The member must abandon all its partitions and rejoin.")
     offsets = coordinator.heartbeat("app", "m1", 1, partitions_of=topics.partitions_of, task_offsets=True)
     assert (offsets.error, offsets.message) == (ErrorCode.INVALID_REQUEST, "TaskOffsets are not supported yet.")
 
@@ -216,7 +220,38 @@ def test_a_new_target_waits_for_the_assignment_interval():
     second = _join(coordinator, topics, "m2", process="p2")  # within a second of the last assignment
     assert second.status == [(StatusCode.ASSIGNMENT_DELAYED,
                               "Assignment delayed due to the configured assignment interval.")]
-    assert second.member_epoch == 1 and coordinator.groups["app"].state() is StreamsGroupState.ASSIGNING
+    assert second.member_epoch == 2 and coordinator.groups["app"].state() is StreamsGroupState.ASSIGNING
     clock.advance(500)
-    again = _beat(coordinator, topics, "m2", 1, owned={})
-    assert again.status == [] and again.member_epoch == 2
+    again = _beat(coordinator, topics, "m2", 2, owned={})
+    assert again.status == [] and again.member_epoch == 3
+
+
+def test_standby_tasks_only_for_stateful_subtopologies_and_only_once_released() -> None:
+    # the word count: subtopology 0 is stateless, 1 keeps a store; member ids and processes as the differential
+    # scenario group_streams_standby sends them, where Kafka 4.3.1 answered the same heartbeat by heartbeat
+    coordinator, _ = _coordinator(**{"group.streams.num.standby.replicas": "1"})
+    topics = _ready(coordinator)
+    a, b = "StreamsMemberA00000000", "StreamsMemberB00000000"
+    first = _join(coordinator, topics, a, process="11111111-1111-4111-8111-111111111111")
+    assert first.assignment is not None
+    assert (first.member_epoch, first.assignment.active, first.assignment.standby) == (
+        2, {"0": {0, 1}, "1": {0, 1}}, {})  # no other process to hold a standby
+    joined = _join(coordinator, topics, b, process="22222222-2222-4222-8222-222222222222")
+    assert joined.assignment is not None  # its active tasks are still a's; the standby is free at once
+    assert (joined.member_epoch, joined.assignment.active, joined.assignment.standby) == (3, {}, {"1": {0}})
+    revoking = _beat(coordinator, topics, a, 2, owned={"0": {0, 1}, "1": {0, 1}})
+    assert revoking.assignment is not None
+    assert (revoking.member_epoch, revoking.assignment.active, revoking.assignment.standby) == (
+        2, {"0": {0}, "1": {0}}, {})
+    # revoked: the new epoch, but its standby waits while its own process still ran that task as active
+    revoked = _beat(coordinator, topics, a, 2, owned={"0": {0}, "1": {0}})
+    assert (revoked.member_epoch, revoked.assignment) == (3, None)
+    taken = coordinator.heartbeat("app", b, 3, partitions_of=topics.partitions_of, owned_active={},
+                                  owned_standby={"1": {0}}, owned_warmup={})
+    assert taken.assignment is not None
+    assert (taken.member_epoch, taken.assignment.active, taken.assignment.standby) == (
+        3, {"0": {1}, "1": {1}}, {"1": {0}})
+    standby = _beat(coordinator, topics, a, 3, owned={"0": {0}, "1": {0}})
+    assert standby.assignment is not None
+    assert (standby.assignment.active, standby.assignment.standby) == ({"0": {0}, "1": {0}}, {"1": {1}})
+    assert coordinator.groups["app"].state() is StreamsGroupState.STABLE
