@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import functools
 import json
 import logging
 import os
@@ -29,6 +30,7 @@ CLIENT_CERTIFICATE = "client"  # --generate-certificates: the client certificate
 log = logging.getLogger("minibroker")
 
 
+@functools.cache  # a search of every distribution on sys.path (7-10 ms)
 def version() -> str:
     """The installed package's version, or the source tree's when it is not installed."""
     from importlib.metadata import PackageNotFoundError
@@ -82,6 +84,19 @@ def _checked(convert: Callable[[str], Any]) -> Callable[[str], Any]:
     return checked
 
 
+class _VersionAction(argparse.Action):
+    """`--version`: the version looked up only when asked for (argparse's own action takes it up front)."""
+
+    def __init__(self, option_strings: list[str], dest: str = argparse.SUPPRESS,
+                 default: str = argparse.SUPPRESS, help: str = "show program's version number and exit") -> None:
+        super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> NoReturn:
+        print(f"{parser.prog} {version()}")
+        parser.exit()
+
+
 class _ArgumentParser(argparse.ArgumentParser):
     """Errors in one line on stderr, exit code 2."""
 
@@ -116,7 +131,7 @@ def parse_args(argv: list[str] | None = None, environ: Mapping[str, str] | None 
     env = os.environ if environ is None else environ
     parser = _ArgumentParser(prog="minibroker", description="A Kafka wire-protocol broker",
                              formatter_class=_HelpFormatter)
-    parser.add_argument("--version", action="version", version=f"minibroker {version()}")
+    parser.add_argument("--version", action=_VersionAction)
     sub = parser.add_subparsers(dest="command", required=True, metavar="{serve,check}")
     serve = sub.add_parser(
         "serve", help="run the broker", formatter_class=_HelpFormatter,
