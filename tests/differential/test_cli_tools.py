@@ -1,7 +1,8 @@
 """Kafka's own command-line tools run against Apache Kafka and against minibroker: the same output.
 
 The same data is made on both brokers by real clients (confluent-kafka: a topic, idempotent and
-transactional records, a group's committed offsets, a transaction left open), then Kafka 4.3.1's tools (from
+transactional records, a group's committed offsets, a transaction left open; over the wire, an empty streams
+group with committed offsets), then Kafka 4.3.1's tools (from
 the reference install's jars) run against each broker: all of them in one JVM per broker
 (tests/differential/clients/ToolRunner.java; a JVM start costs seconds on a small machine), both JVMs at once.
 The read-only tools run first; the tools that change state (create, alter, reset, abort, delete) follow, each
@@ -75,6 +76,11 @@ class Names:
     def open_txn(self) -> str:
         """The transactional id left open on partition 2 for find-hanging and abort."""
         return self.txn + "-open"
+
+    @property
+    def streams_group(self) -> str:
+        """A streams group (KIP-1071) reading the topic, empty, with committed offsets (`make_streams_group`)."""
+        return self.group + "-streams"
 
     @property
     def offsets_file(self) -> Path:
@@ -238,6 +244,7 @@ ACLS = "org.apache.kafka.tools.AclCommand"
 GROUPS = "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand"
 TRANSACTIONS = "org.apache.kafka.tools.TransactionsCommand"
 SHARE_GROUPS = "org.apache.kafka.tools.consumer.group.ShareGroupCommand"
+STREAMS_GROUPS = "org.apache.kafka.tools.streams.StreamsGroupCommand"
 ELECTION = "org.apache.kafka.tools.LeaderElectionCommand"
 #: Partition 2 holds two committed records and their marker (offsets 0-2): the open transaction starts at 3.
 OPEN_TXN_START_OFFSET = 3
@@ -272,6 +279,12 @@ TOOLS: list[Tool] = [
     Tool("cli:kafka-share-groups-delete-missing", SHARE_GROUPS,
          lambda b, n, names: ["--bootstrap-server", b, "--delete", "--group", names.group + "-share"],
          parse_message),
+    # streams groups (KIP-1071), read only: the empty streams group of `make_streams_group`
+    Tool("cli:kafka-streams-groups-list", STREAMS_GROUPS, lambda b, n, names: ["--bootstrap-server", b, "--list"],
+         parse_names, this_run_only=True),
+    Tool("cli:kafka-streams-groups-describe", STREAMS_GROUPS,
+         lambda b, n, names: ["--bootstrap-server", b, "--describe", "--group", names.streams_group],
+         lambda text: parse_table(text, ("TOPIC", "PARTITION"))),
     Tool("cli:kafka-transactions-list", "org.apache.kafka.tools.TransactionsCommand",
          lambda b, n, names: ["--bootstrap-server", b, "list", "--transactional-id-pattern", names.txn],
          parse_table),
@@ -408,6 +421,28 @@ TOOLS: list[Tool] = [
          lambda b, n, names: ["--bootstrap-server", b, "--delete", "--group", names.group], parse_message),
     Tool("cli:kafka-consumer-groups-delete-missing", GROUPS,
          lambda b, n, names: ["--bootstrap-server", b, "--delete", "--group", names.group], parse_message),
+    # the streams group's offsets: reset to the earliest (dry run, then executed, then read back with --to-current),
+    # deleted (by topic, then all), then the group deleted
+    Tool("cli:kafka-streams-groups-reset-offsets-dry-run", STREAMS_GROUPS,
+         lambda b, n, names: ["--bootstrap-server", b, "--reset-offsets", "--group", names.streams_group,
+                              "--input-topic", names.topic, "--to-earliest", "--dry-run"],
+         lambda text: parse_table(text, ("TOPIC", "PARTITION"))),
+    Tool("cli:kafka-streams-groups-reset-offsets-execute", STREAMS_GROUPS,
+         lambda b, n, names: ["--bootstrap-server", b, "--reset-offsets", "--group", names.streams_group,
+                              "--input-topic", names.topic, "--to-earliest", "--execute"],
+         lambda text: parse_table(text, ("TOPIC", "PARTITION"))),
+    Tool("cli:kafka-streams-groups-reset-offsets-to-current", STREAMS_GROUPS,  # the offsets the reset committed
+         lambda b, n, names: ["--bootstrap-server", b, "--reset-offsets", "--group", names.streams_group,
+                              "--input-topic", names.topic, "--to-current", "--dry-run"],
+         lambda text: parse_table(text, ("TOPIC", "PARTITION"))),
+    Tool("cli:kafka-streams-groups-delete-offsets", STREAMS_GROUPS,
+         lambda b, n, names: ["--bootstrap-server", b, "--delete-offsets", "--group", names.streams_group,
+                              "--input-topic", names.topic], lambda text: parse_table(text, ("TOPIC", "PARTITION"))),
+    Tool("cli:kafka-streams-groups-delete-offsets-all-input-topics", STREAMS_GROUPS,
+         lambda b, n, names: ["--bootstrap-server", b, "--delete-offsets", "--group", names.streams_group,
+                              "--all-input-topics"], lambda text: parse_table(text, ("TOPIC", "PARTITION"))),
+    Tool("cli:kafka-streams-groups-delete", STREAMS_GROUPS,
+         lambda b, n, names: ["--bootstrap-server", b, "--delete", "--group", names.streams_group], parse_message),
 ]
 #: Differences known and owned elsewhere, each a strict xfail until its owner's change lands.
 PENDING: dict[str, str] = {}
@@ -537,6 +572,53 @@ def make_data(bootstrap: str, names: Names) -> None:
         {"topic": names.topic, "partition": 1, "offset": 2}]}))
 
 
+def make_streams_group(bootstrap: str, names: Names) -> None:
+    """An empty streams group reading the topic: a member joins with a one-subtopology topology (no internal topics)
+    and leaves, then the offsets of its three partitions are committed as an admin commits them (no member, epoch -1),
+    over the wire as no client of this suite speaks KIP-1071."""
+    from minibroker.protocol.messages import (
+        FindCoordinatorRequest,
+        OffsetCommitRequest,
+        StreamsGroupHeartbeatRequest,
+    )
+    from minibroker.testing.wire import WireClient
+
+    heartbeat = StreamsGroupHeartbeatRequest
+    topology = heartbeat.Topology(epoch=0, subtopologies=[heartbeat.Topology.Subtopology(
+        subtopology_id="0", source_topics=[names.topic], source_topic_regex=[], state_changelog_topics=[],
+        repartition_sink_topics=[], repartition_source_topics=[], copartition_groups=[])])
+    fields = dict(group_id=names.streams_group, member_id="CliToolsStreamsMember0", endpoint_information_epoch=0,
+                  instance_id=None, rack_id=None, user_endpoint=None, client_tags=None, task_offsets=None,
+                  task_end_offsets=None, shutdown_application=False)
+    join = heartbeat(member_epoch=0, rebalance_timeout_ms=30000, topology=topology, active_tasks=[], standby_tasks=[],
+                     warmup_tasks=[], process_id="c0a1b2c3-d4e5-4f60-8a1b-2c3d4e5f6a7b", **fields)
+    leave = heartbeat(member_epoch=-1, rebalance_timeout_ms=-1, topology=None, active_tasks=None, standby_tasks=None,
+                      warmup_tasks=None, process_id=None, **fields)
+    _Topic = OffsetCommitRequest.OffsetCommitRequestTopic
+    commit = OffsetCommitRequest(
+        group_id=names.streams_group, generation_id_or_member_epoch=-1, member_id="", group_instance_id=None,
+        retention_time_ms=-1, topics=[_Topic(name=names.topic, partitions=[
+            _Topic.OffsetCommitRequestPartition(partition_index=index, committed_offset=offset,
+                                                committed_leader_epoch=-1, committed_metadata="")
+            for index, offset in ((0, 3), (1, 2), (2, 1))])])
+    host, port = bootstrap.rsplit(":", 1)
+    not_ready = {14, 15, 16}  # COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR
+    deadline = time.monotonic() + 60
+    with WireClient(host, int(port)) as wire:
+        while True:  # a freshly started Kafka's coordinator loads a moment after FindCoordinator names it
+            found = wire.request(FindCoordinatorRequest(key=names.streams_group, key_type=0), 1)
+            joined = wire.request(join, 0) if found.error_code == 0 else found
+            if joined.error_code not in not_ready or time.monotonic() >= deadline:
+                break
+            time.sleep(0.5)  # bounded by the deadline
+        assert joined.error_code == 0, f"streams join on {bootstrap}: {joined}"
+        left = wire.request(leave, 0)
+        assert left.error_code == 0, f"streams leave on {bootstrap}: {left}"
+        committed = wire.request(commit, 9)
+        codes = [p.error_code for t in committed.topics for p in t.partitions]
+        assert codes == [0, 0, 0], f"streams group commit on {bootstrap}: {committed}"
+
+
 def open_transaction(bootstrap: str, names: Names) -> Any:
     """A transaction left open on partition 2 (one record at OPEN_TXN_START_OFFSET) for find-hanging and abort;
     the caller holds the producer until the tools ran. Its timeout is Kafka's largest, so that no coordinator
@@ -603,6 +685,7 @@ def compared(kafka_reference: Any, minibroker_process: BrokerProcess) -> Compare
         compiling = pool.submit(_build_runner, Path(build), jars)
         for bootstrap, _ in brokers:
             make_data(bootstrap, names)
+            make_streams_group(bootstrap, names)
         open_producers = [open_transaction(bootstrap, names) for bootstrap, _ in brokers]
         classpath = compiling.result()
         now_ms = int(time.time() * 1000)
