@@ -13,6 +13,10 @@ MaxRecords records under `share.record.lock.duration.ms`, rounded up to the end 
 the record-limit acquire mode; the answer carries the whole stored batches holding
 them and the acquired ranges with their delivery counts. With nothing to answer, the request waits up to
 MaxWaitMs for an append or for records of its share partitions coming back (Cluster.tick expires locks).
+
+With IsRenewAck (v2, KIP-1222) the request only acknowledges, renewals included (share_acknowledge.py): MaxBytes,
+MinBytes, MaxRecords and MaxWaitMs must be 0 (else INVALID_REQUEST for the whole request, the epoch not used up),
+nothing is acquired and only the partitions acknowledged are answered, without records.
 """
 
 from __future__ import annotations
@@ -30,8 +34,8 @@ from ..protocol import records
 from ..protocol.errors import ErrorCode
 from ..protocol.messages import ShareFetchRequest, ShareFetchResponse
 from .context import RequestContext
+from .share_acknowledge import acknowledge_batches, renewing
 from .share_common import (
-    acknowledge_partition,
     fetch_upper_bound,
     is_read_committed,
     partition_of,
@@ -55,12 +59,18 @@ def _answer(code: ErrorCode, topics: list[Any], lock_ms: int = 0) -> ShareFetchR
                               acquisition_lock_timeout_ms=lock_ms, responses=topics, node_endpoints=[])
 
 
-def _partition_answer(index: int, leader: tuple[int, int], error: ErrorCode = ErrorCode.NONE,
+# CurrentLeader as Kafka 4.3.1 answers it: filled only for NOT_LEADER_OR_FOLLOWER (never answered here), else
+# LeaderIdAndEpoch's defaults, whatever node leads the partition
+DEFAULT_LEADER = (0, 0)
+
+
+def _partition_answer(index: int, error: ErrorCode = ErrorCode.NONE,
                       ack_error: ErrorCode = ErrorCode.NONE, ack_message: str | None = None,
                       records: bytes = b"", acquired: list[Any] | None = None) -> Any:
     return _Partition(partition_index=index, error_code=error, error_message=None, acknowledge_error_code=ack_error,
                       acknowledge_error_message=ack_message,
-                      current_leader=_Partition.LeaderIdAndEpoch(leader_id=leader[0], leader_epoch=leader[1]),
+                      current_leader=_Partition.LeaderIdAndEpoch(leader_id=DEFAULT_LEADER[0],
+                                                                 leader_epoch=DEFAULT_LEADER[1]),
                       records=records, acquired_records=acquired or [])
 
 
@@ -74,10 +84,14 @@ def handle(request: ShareFetchRequest, ctx: RequestContext) -> ShareFetchRespons
     state = share_state(cluster)
     epoch = request.share_session_epoch
     has_acks = any(p.acknowledgement_batches for t in request.topics for p in t.partitions)
+    renew = renewing(ctx, request)
+    if epoch == INITIAL_EPOCH and has_acks:
+        return _answer(ErrorCode.INVALID_REQUEST, [])
+    if renew and (request.max_bytes or request.min_bytes or request.max_records or request.max_wait_ms):
+        # KafkaApis: "maxBytes must be set to 0, ... if isRenewAck is true."; no share fetch context is made
+        return _answer(ErrorCode.INVALID_REQUEST, [])
     session: ShareSession | None
     if epoch == INITIAL_EPOCH:
-        if has_acks:
-            return _answer(ErrorCode.INVALID_REQUEST, [])
         session, replaced = state.sessions.open(group_id, member_id)
         if session is None:
             return _answer(ErrorCode.SHARE_SESSION_LIMIT_REACHED, [])
@@ -98,8 +112,8 @@ def handle(request: ShareFetchRequest, ctx: RequestContext) -> ShareFetchRespons
             if part.acknowledgement_batches:
                 batches = [(b.first_offset, b.last_offset, list(b.acknowledge_types))
                            for b in part.acknowledgement_batches]
-                code, message, _ = acknowledge_partition(ctx, group_id, member_id, topic.topic_id,
-                                                         part.partition_index, batches)
+                code, message, _ = acknowledge_batches(ctx, group_id, member_id, topic.topic_id,
+                                                       part.partition_index, batches, renew)
                 reported[key] = {"ack_error": code, "ack_message": message}
             if found is None:
                 reported.setdefault(key, {})["error"] = ErrorCode.UNKNOWN_TOPIC_ID
@@ -111,7 +125,8 @@ def handle(request: ShareFetchRequest, ctx: RequestContext) -> ShareFetchRespons
                 tp = (found.name, part.partition_index)
                 if tp not in session.partitions:
                     session.partitions[tp] = None
-                    reported.setdefault(key, {})  # a partition new to the session is always answered
+                    if not renew:
+                        reported.setdefault(key, {})  # a partition new to the session is always answered
     if session is not None:
         for forgotten in request.forgotten_topics_data:
             found = cluster.topics_by_id.get(forgotten.topic_id)
@@ -121,19 +136,21 @@ def handle(request: ShareFetchRequest, ctx: RequestContext) -> ShareFetchRespons
     if epoch == FINAL_EPOCH:
         state.sessions.close(group_id, member_id)
         state.coordinator.release_member(group_id, member_id)
-        return _answer(ErrorCode.NONE, _reported_topics(ctx, reported, {}), lock_ms)
+        return _answer(ErrorCode.NONE, _reported_topics(reported, {}), lock_ms)
     assert session is not None
     if epoch != INITIAL_EPOCH:
         state.sessions.advance(session)
+    if renew:  # acknowledgements only: Kafka 4.3.1 acquires nothing and answers no records
+        return _answer(ErrorCode.NONE, _reported_topics(reported, {}), lock_ms)
     max_records = request.max_records if request.max_records > 0 else DEFAULT_MAX_RECORDS
     whole_batches = ctx.api_version < ACQUIRE_MODE_FROM or request.share_acquire_mode != RECORD_LIMIT
     acquired = _acquire(ctx, group_id, member_id, session, max_records, lock_ms, whole_batches)
     if acquired or reported or request.max_wait_ms <= 0:
-        return _answer(ErrorCode.NONE, _reported_topics(ctx, reported, acquired), lock_ms)
+        return _answer(ErrorCode.NONE, _reported_topics(reported, acquired), lock_ms)
 
     def build() -> ShareFetchResponse:
         later = _acquire(ctx, group_id, member_id, session, max_records, lock_ms, whole_batches)
-        return _answer(ErrorCode.NONE, _reported_topics(ctx, {}, later), lock_ms)
+        return _answer(ErrorCode.NONE, _reported_topics({}, later), lock_ms)
 
     pending = Pending(build, cluster.clock.now_ms() + request.max_wait_ms)
     for name, index in session.partitions:
@@ -228,7 +245,7 @@ def _batch_last_offset(partition: Partition) -> Callable[[int], int]:
     return last_of
 
 
-def _reported_topics(ctx: RequestContext, reported: dict[tuple[Any, int], dict[str, Any]],
+def _reported_topics(reported: dict[tuple[Any, int], dict[str, Any]],
                      acquired: dict[tuple[Any, int], dict[str, Any]]) -> list[Any]:
     """The answer's topics: every partition with acknowledgements, errors, news or records, by topic."""
     merged: dict[Any, dict[int, dict[str, Any]]] = {}
@@ -236,11 +253,8 @@ def _reported_topics(ctx: RequestContext, reported: dict[tuple[Any, int], dict[s
         merged.setdefault(topic_id, {}).setdefault(index, {}).update(fields)
     topics = []
     for topic_id, partitions in merged.items():
-        topic = ctx.cluster.topics_by_id.get(topic_id)
         parts = []
         for index, fields in partitions.items():
-            partition = partition_of(ctx.cluster, topic.name, index) if topic is not None else None
-            leader = (partition.leader_id, partition.log.leader_epoch) if partition is not None else (-1, -1)
-            parts.append(_partition_answer(index, leader, **fields))
+            parts.append(_partition_answer(index, **fields))
         topics.append(_Topic(topic_id=topic_id, partitions=parts))
     return topics

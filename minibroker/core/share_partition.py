@@ -43,6 +43,7 @@ _TERMINAL = (RecordState.ACKNOWLEDGED, RecordState.ARCHIVED)
 # SharePartition's texts for an acknowledgement it refuses
 BATCH_NOT_FOUND = "Batch record not found. The request batch offsets are not found in the cache."
 INVALID_STATE = "The record state is invalid. The acknowledgement of delivery could not be completed."
+RENEW_DISABLED = "Renewing acquisition locks is not enabled for the group."  # share.renew.acknowledge.enable=false
 
 
 @dataclass(slots=True)
@@ -154,7 +155,9 @@ class SharePartition:
                     lock_duration_ms: int, now_ms: int) -> tuple[ErrorCode, str | None]:
         """Apply one acknowledgement batch of `member_id`: one type for all its offsets, or one per offset.
 
-        Nothing changes unless every offset is acquired by this member (INVALID_RECORD_STATE otherwise).
+        Nothing changes unless every offset is acquired by this member (INVALID_RECORD_STATE otherwise). A RENEW
+        (KIP-1222) restarts the record's lock at `now_ms` and leaves it acquired, its delivery count as it was; a
+        batch of renewals only writes no share-group state and wakes no waiting fetch.
         """
         self.expire_locks(now_ms)
         start_before = self.start_offset
@@ -175,20 +178,24 @@ class SharePartition:
                 continue
             if record.state is not RecordState.ACQUIRED or record.member_id != member_id:
                 return ErrorCode.INVALID_RECORD_STATE, INVALID_STATE
+        settled = False
         for offset in range(first_offset, last_offset + 1):
             record = self.in_flight[offset]
             kind = types[0] if len(types) == 1 else types[offset - requested_first]
             if kind == AcknowledgeType.RENEW:
                 record.lock_deadline_ms = now_ms + lock_duration_ms
-            elif kind == AcknowledgeType.ACCEPT:
+                continue
+            settled = True
+            if kind == AcknowledgeType.ACCEPT:
                 self._settle(record, RecordState.ACKNOWLEDGED)
             elif kind == AcknowledgeType.RELEASE:
                 self._release(record)
             else:  # REJECT, and GAP: offsets with no record are never offered
                 self._settle(record, RecordState.ARCHIVED)
-        self._advance_start()
-        self._write_state(start_before)
-        self._wake()
+        if settled:
+            self._advance_start()
+            self._write_state(start_before)
+            self._wake()
         return ErrorCode.NONE, None
 
     def archive_acquired(self, member_id: str, offsets: set[int]) -> None:

@@ -560,3 +560,111 @@ def test_share_keys_spelled_differently_have_one_share_coordinator() -> None:
     found = [c.node_id for c in answer.coordinators]
     assert len(set(found[:3])) == 1  # SharePartitionKey.asCoordinatorKey: one key, one partition of the state topic
     assert set(found[3:]) == {1, 2, 3}  # spread over the nodes as the state topic's partitions are
+
+
+# Renew acknowledgements (KIP-1222, AcknowledgeType 4): read from Kafka 4.3.1 (differential scenario share_renew_ack;
+# the lock's timing with a 15 s share.record.lock.duration.ms on the wall clock)
+RENEW = 4
+
+
+def acknowledge_v2(cluster: Cluster, member: str, epoch: int, acks: list[tuple[int, int, list[int]]],
+                   renew: bool = True, version: int = 2) -> Any:
+    batches = [A.AcknowledgeTopic.AcknowledgePartition.AcknowledgementBatch(first_offset=f, last_offset=la,
+                                                                            acknowledge_types=t) for f, la, t in acks]
+    extra = {"is_renew_ack": renew} if version >= 2 else {}
+    return call(cluster, A(group_id="g", member_id=member, share_session_epoch=epoch, topics=[A.AcknowledgeTopic(
+        topic_id=cluster.topics["t"].topic_id, partitions=[A.AcknowledgeTopic.AcknowledgePartition(
+            partition_index=0, acknowledgement_batches=batches)])], **extra), version)
+
+
+def renew_fetch(cluster: Cluster, member: str, epoch: int, acks: list[tuple[int, int, list[int]]],
+                renew: bool = True, **fields: int) -> Any:
+    request = fetch_request(cluster, member, epoch, acks, version=2)
+    request.is_renew_ack = renew
+    request.max_records = request.batch_size = request.min_bytes = request.max_bytes = request.max_wait_ms = 0
+    for name, value in fields.items():
+        setattr(request, name, value)
+    return call(cluster, request, 2)
+
+
+def partition_errors(answer: Any) -> list[tuple[int, str | None]]:
+    return [(p.error_code, p.error_message) for t in answer.responses for p in t.partitions]
+
+
+def test_a_renew_extends_the_lock_from_now_and_keeps_the_delivery_count():
+    clock = ManualClock()
+    cluster = plain_cluster(clock)
+    heartbeat(cluster, "m1", 0)
+    heartbeat(cluster, "m2", 0)
+    produce(cluster, 2)
+    assert acquired(fetch(cluster, "m1", 0)) == [(0, 1, 1)]
+    assert acquired(fetch(cluster, "m2", 0)) == []
+    clock.advance(10_000)
+    answer = acknowledge_v2(cluster, "m1", 1, [(0, 1, [RENEW])])
+    assert (answer.error_code, answer.acquisition_lock_timeout_ms, partition_errors(answer)) == (0, 30_000, [(0, None)])
+    clock.advance(29_999)  # past the first lock (30 s from the acquisition), not the renewed one
+    cluster.tick()
+    assert acquired(fetch(cluster, "m2", 1)) == []
+    clock.advance(1)
+    cluster.tick()
+    assert acquired(fetch(cluster, "m2", 2)) == [(0, 1, 2)]  # delivered twice: the renewal was no delivery
+
+
+def test_a_renew_share_fetch_asking_for_records_is_invalid_request_and_keeps_the_epoch():
+    cluster = plain_cluster()
+    heartbeat(cluster, "m1", 0)
+    produce(cluster, 2)
+    assert acquired(fetch(cluster, "m1", 0, version=2)) == [(0, 1, 1)]
+    for field in ("max_records", "min_bytes", "max_bytes", "max_wait_ms"):
+        answer = renew_fetch(cluster, "m1", 1, [(0, 1, [RENEW])], **{field: 1})
+        assert (answer.error_code, answer.error_message, answer.acquisition_lock_timeout_ms, answer.responses) == (
+            ErrorCode.INVALID_REQUEST, None, 0, [])
+    assert renew_fetch(cluster, "m1", 1, [(0, 1, [RENEW])]).error_code == 0  # epoch 1 was not used up
+
+
+def test_a_renew_share_fetch_acknowledges_and_acquires_nothing():
+    cluster = plain_cluster()
+    heartbeat(cluster, "m1", 0)
+    produce(cluster, 2)
+    assert acquired(fetch(cluster, "m1", 0, max_records=1, version=2)) == [(0, 1, 1)]
+    produce(cluster, 2)  # available, but a renewal does not fetch
+    answer = renew_fetch(cluster, "m1", 1, [(0, 1, [RENEW])])
+    part = answer.responses[0].partitions[0]
+    assert (answer.error_code, answer.acquisition_lock_timeout_ms, part.acknowledge_error_code, part.records,
+            part.acquired_records) == (0, 30_000, 0, b"", [])
+    assert renew_fetch(cluster, "m1", 2, []).responses == []  # nothing acknowledged: no partition answered
+    assert acquired(fetch(cluster, "m1", 3, version=2)) == [(2, 3, 1)]
+
+
+def test_a_renew_needs_v2_and_is_renew_ack():
+    clock = ManualClock()
+    cluster = plain_cluster(clock)
+    heartbeat(cluster, "m1", 0)
+    produce(cluster, 2)
+    assert acquired(fetch(cluster, "m1", 0, max_records=1, version=2)) == [(0, 1, 1)]
+    clock.advance(20_000)
+    without_flag = acknowledge_v2(cluster, "m1", 1, [(0, 0, [ACCEPT]), (1, 1, [RENEW])], renew=False)
+    assert (without_flag.error_code, partition_errors(without_flag)) == (0, [(ErrorCode.INVALID_REQUEST, None)])
+    v1 = acknowledge_v2(cluster, "m1", 2, [(0, 1, [RENEW])], version=1)
+    assert partition_errors(v1) == [(ErrorCode.INVALID_REQUEST, None)]
+    produce(cluster, 1)
+    fetched = fetch(cluster, "m1", 3, acks=[(0, 1, [RENEW])], version=2)  # a share fetch without the flag
+    assert fetched.responses[0].partitions[0].acknowledge_error_code == ErrorCode.INVALID_REQUEST
+    assert acquired(fetched) == [(2, 2, 1)]  # the fetch itself goes on
+    clock.advance(10_000)  # the first lock runs out: nothing was renewed, not even the batch before the renewal
+    cluster.tick()
+    assert acquired(fetch(cluster, "m1", 4, version=2)) == [(0, 1, 2)]
+
+
+
+def test_share_answers_leave_the_current_leader_at_its_default_as_kafka():
+    # Kafka 4.3.1 fills CurrentLeader only for NOT_LEADER_OR_FOLLOWER: otherwise LeaderIdAndEpoch's defaults (0, 0),
+    # whatever node leads the partition (differential scenario share_renew_ack)
+    cluster = plain_cluster()
+    heartbeat(cluster, "m1", 0)
+    produce(cluster, 1)
+    fetched = fetch(cluster, "m1", 0, version=2)
+    acked = acknowledge_v2(cluster, "m1", 1, [(0, 0, [ACCEPT])], renew=False)
+    refused = acknowledge_v2(cluster, "m1", 2, [(0, 0, [ACCEPT])], renew=False)
+    assert [(p.current_leader.leader_id, p.current_leader.leader_epoch)
+            for answer in (fetched, acked, refused) for t in answer.responses for p in t.partitions] == [(0, 0)] * 3
