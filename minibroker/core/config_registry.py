@@ -299,9 +299,9 @@ _GROUP_DOCS = {
 
 # The group configs minibroker acts on: the KIP-848 consumer group's session timeout, heartbeat interval and
 # assignment interval (core/consumer_groups.py), a streams group's (core/streams_groups.py) and a share group's
-# (core/share_groups.py, core/share_partition.py, apis/share_common.py), its assignment interval included. The
-# streams assignment interval batches assignment updates minibroker makes at once, and
-# share.renew.acknowledge.enable turns off a renewal minibroker always allows: Kafka's default only.
+# (core/share_groups.py, core/share_partition.py, apis/share_common.py), its assignment interval and whether
+# members may renew acquisition locks (KIP-1222) included. The streams assignment interval batches assignment
+# updates minibroker makes at once.
 _IMPLEMENTED_GROUP = frozenset({"consumer.session.timeout.ms", "consumer.heartbeat.interval.ms",
                                 "consumer.assignment.interval.ms",
                                 "streams.session.timeout.ms", "streams.heartbeat.interval.ms",
@@ -310,7 +310,7 @@ _IMPLEMENTED_GROUP = frozenset({"consumer.session.timeout.ms", "consumer.heartbe
                                 "share.auto.offset.reset", "share.isolation.level", "share.session.timeout.ms",
                                 "share.heartbeat.interval.ms", "share.record.lock.duration.ms",
                                 "share.delivery.count.limit", "share.partition.max.record.locks",
-                                "share.assignment.interval.ms"})
+                                "share.assignment.interval.ms", "share.renew.acknowledge.enable"})
 
 
 def _group_configs() -> dict[str, ConfigDef]:

@@ -191,13 +191,11 @@ def test_group_configs_of_the_empty_group_name_are_refused() -> None:
     assert (result.error_code, result.error_message) == (ErrorCode.INVALID_REQUEST, "Group name must not be empty")
 
 
-def test_group_configs_minibroker_does_not_act_on_keep_kafkas_default() -> None:
+def test_every_group_config_kafka_has_is_acted_on_and_accepted() -> None:
     c = cluster()
-    assert set_group(c, "g", "share.session.timeout.ms", "50000") == (0, None)  # share groups act on it
+    assert set_group(c, "g", "share.session.timeout.ms", "50000") == (0, None)
+    assert set_group(c, "g", "share.renew.acknowledge.enable", "false") == (0, None)  # KIP-1222 renewals off
     assert set_group(c, "g", "share.renew.acknowledge.enable", "true") == (0, None)
-    assert set_group(c, "g", "share.renew.acknowledge.enable", "false") == (
-        ErrorCode.INVALID_CONFIG, "minibroker does not implement share.renew.acknowledge.enable; it only accepts "
-        "Kafka's default, 'true'")
 
 
 def test_legacy_alter_configs_replaces_a_groups_configs_and_delete_removes_the_resource() -> None:

@@ -668,3 +668,18 @@ def test_share_answers_leave_the_current_leader_at_its_default_as_kafka():
     refused = acknowledge_v2(cluster, "m1", 2, [(0, 0, [ACCEPT])], renew=False)
     assert [(p.current_leader.leader_id, p.current_leader.leader_epoch)
             for answer in (fetched, acked, refused) for t in answer.responses for p in t.partitions] == [(0, 0)] * 3
+
+
+def test_a_renew_is_refused_when_the_group_turns_renewals_off():
+    cluster = plain_cluster()
+    set_group_config(cluster, "share.renew.acknowledge.enable", "false")
+    heartbeat(cluster, "m1", 0)
+    produce(cluster, 2)
+    assert acquired(fetch(cluster, "m1", 0, version=2)) == [(0, 1, 1)]
+    refused = acknowledge_v2(cluster, "m1", 1, [(0, 1, [RENEW])])
+    assert (refused.error_code, partition_errors(refused)) == (0, [(
+        ErrorCode.INVALID_RECORD_STATE, "Renewing acquisition locks is not enabled for the group.")])
+    part = renew_fetch(cluster, "m1", 2, [(0, 1, [RENEW])]).responses[0].partitions[0]
+    assert (part.acknowledge_error_code, part.acknowledge_error_message) == (
+        ErrorCode.INVALID_RECORD_STATE, "Renewing acquisition locks is not enabled for the group.")
+    assert partition_errors(acknowledge_v2(cluster, "m1", 3, [(0, 1, [ACCEPT])], renew=False)) == [(0, None)]
