@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..protocol.jaas import load_server_jaas
+from ..protocol.security_protocol import SECURITY_PROTOCOLS, uses_sasl, uses_tls
 
-PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
 _SCRAM_HASHES = {"SCRAM-SHA-256": "sha256", "SCRAM-SHA-512": "sha512"}
 
@@ -44,24 +44,25 @@ class ClientSecurity:
 
     @property
     def uses_tls(self) -> bool:
-        return self.protocol in ("SSL", "SASL_SSL")
+        return uses_tls(self.protocol)
 
     @property
     def uses_sasl(self) -> bool:
-        return self.protocol in ("SASL_PLAINTEXT", "SASL_SSL")
+        return uses_sasl(self.protocol)
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any]) -> ClientSecurity:
         """From Kafka client settings; SecurityConfigError for what this client cannot do."""
         protocol = str(config.get("security.protocol", "PLAINTEXT")).upper()
-        if protocol not in PROTOCOLS:
-            raise SecurityConfigError(f"security.protocol must be one of {', '.join(PROTOCOLS)}, got {protocol!r}")
-        mechanism = str(config.get("sasl.mechanism", "GSSAPI" if protocol.startswith("SASL") else "PLAIN")).upper()
+        if protocol not in SECURITY_PROTOCOLS:
+            raise SecurityConfigError(f"security.protocol must be one of {', '.join(SECURITY_PROTOCOLS)}, "
+                                      f"got {protocol!r}")
+        mechanism = str(config.get("sasl.mechanism", "GSSAPI" if uses_sasl(protocol) else "PLAIN")).upper()
         username, password = config.get("sasl.username"), config.get("sasl.password")
         if "sasl.jaas.config" in config:
             options = load_server_jaas(str(config["sasl.jaas.config"])).options
             username, password = options.get("username", username), options.get("password", password)
-        if protocol.startswith("SASL"):
+        if uses_sasl(protocol):
             if mechanism not in MECHANISMS:
                 raise SecurityConfigError(f"sasl.mechanism {mechanism} is not supported by minibroker's client; "
                                           f"use one of {', '.join(MECHANISMS)}")

@@ -11,7 +11,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
+from ..protocol.security_protocol import SECURITY_PROTOCOLS, uses_sasl, uses_tls
+
 DEFAULT_PROTOCOL_MAP = "SASL_SSL:SASL_SSL,PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT"
 
 # Kafka's Endpoint URI_PARSE_REGEXP: NAME://host:port, host optional, IPv6 in brackets
@@ -33,11 +34,11 @@ class ListenerSpec:
 
     @property
     def uses_tls(self) -> bool:
-        return self.security_protocol in ("SSL", "SASL_SSL")
+        return uses_tls(self.security_protocol)
 
     @property
     def uses_sasl(self) -> bool:
-        return self.security_protocol in ("SASL_PLAINTEXT", "SASL_SSL")
+        return uses_sasl(self.security_protocol)
 
 
 def _csv(value: str | list[str]) -> list[str]:

@@ -17,6 +17,7 @@ from ..core.cluster import Cluster
 from ..core.cluster_model import Endpoint, Node
 from ..core.config import KIP1269_CONFIGS, BrokerConfig, ConfigError
 from ..protocol.jaas import load_server_jaas
+from ..protocol.security_protocol import uses_sasl, uses_tls
 from .acceptor import Acceptor, listening_sockets
 from .adapter import READ_BUFFER_SIZE, AuthenticatorFactory, ConnectionAdapter, Listener
 from .authenticator import SaslAuthenticator
@@ -55,7 +56,6 @@ def cluster_config(config: dict[str, Any] | None, controller_release: str) -> Br
     return BrokerConfig(config, unknown, elr, profile=controller_release)
 
 
-TLS_PROTOCOLS = frozenset({"SSL", "SASL_SSL"})
 # the `ssl.*` configs server/tls.py reads (DefaultSslEngineFactory's)
 TLS_CONFIGS = (
     "ssl.keystore.type", "ssl.keystore.location", "ssl.keystore.password", "ssl.key.password",
@@ -76,9 +76,6 @@ def tls_context(config: BrokerConfig, endpoint: Endpoint) -> ssl.SSLContext:
         return server_ssl_context(values)
     except TlsConfigError as exc:
         raise ConfigError(f"listener {endpoint.listener}: {exc}") from None
-
-
-SASL_PROTOCOLS = frozenset({"SASL_PLAINTEXT", "SASL_SSL"})
 
 
 def sasl_authenticator_factory(cluster: Cluster, endpoint: Endpoint) -> AuthenticatorFactory:
@@ -210,9 +207,9 @@ class Broker:
         self._request_hook: RequestHook | None = None
         # per listener name, built now: a bad keystore or SASL setting refuses to start, as in Kafka
         self._tls = {endpoint.listener: tls_context(self.cluster.config, endpoint)
-                     for endpoint in cluster_nodes[0].endpoints if endpoint.security_protocol in TLS_PROTOCOLS}
+                     for endpoint in cluster_nodes[0].endpoints if uses_tls(endpoint.security_protocol)}
         self._sasl = {endpoint.listener: sasl_authenticator_factory(self.cluster, endpoint)
-                      for endpoint in cluster_nodes[0].endpoints if endpoint.security_protocol in SASL_PROTOCOLS}
+                      for endpoint in cluster_nodes[0].endpoints if uses_sasl(endpoint.security_protocol)}
 
     def _configured_endpoints(self, config: BrokerConfig, index: int, node_id: int,
                               advertised_host: str | None) -> list[Endpoint]:
