@@ -15,6 +15,7 @@ from typing import Any
 from ..core.consumer_groups import Assignment, consumer_protocol_enabled
 from ..protocol.errors import ErrorCode
 from ..protocol.messages import ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse
+from .authorized_operations import NOT_REQUESTED_INT32
 from .context import RequestContext
 from .group_common import assignment_by_topic_id, describe_each
 from .share_common import is_share_group
@@ -23,7 +24,6 @@ API_KEY = 69
 MIN_VERSION, MAX_VERSION = 0, 1
 
 MEMBER_TYPE_CLASSIC, MEMBER_TYPE_CONSUMER = 0, 1  # v1 (KIP-1099): which protocol the member speaks
-NOT_REQUESTED = -(2**31)  # the schema default, Integer.MIN_VALUE (a plain int32 here, see authorized_operations)
 
 _Group = ConsumerGroupDescribeResponse.DescribedGroup
 _Member = _Group.Member
@@ -32,7 +32,7 @@ _Assignment = _Member.Assignment
 
 def _failed(group_id: str, code: ErrorCode, message: str | None = None) -> Any:
     return _Group(error_code=code, error_message=message, group_id=group_id, group_state="", group_epoch=0,
-                  assignment_epoch=0, assignor_name="", members=[], authorized_operations=NOT_REQUESTED)
+                  assignment_epoch=0, assignor_name="", members=[], authorized_operations=NOT_REQUESTED_INT32)
 
 
 def handle(request: ConsumerGroupDescribeRequest, ctx: RequestContext) -> ConsumerGroupDescribeResponse:
@@ -68,4 +68,4 @@ def _describe(ctx: RequestContext, group_id: str) -> Any:
     ]
     return _Group(error_code=0, error_message=None, group_id=group_id, group_state=group.state.value,
                   group_epoch=group.group_epoch, assignment_epoch=group.assignment_epoch,
-                  assignor_name=group.assignor_name, members=members, authorized_operations=NOT_REQUESTED)
+                  assignor_name=group.assignor_name, members=members, authorized_operations=NOT_REQUESTED_INT32)

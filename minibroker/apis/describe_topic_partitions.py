@@ -16,7 +16,7 @@ from ..core.acls import AclOperation, ResourceType
 from ..core.cluster_model import INTERNAL_TOPICS, validate_topic_name
 from ..protocol.errors import ErrorCode, KafkaError
 from ..protocol.messages import DescribeTopicPartitionsRequest, DescribeTopicPartitionsResponse
-from .authorized_operations import to_32bit_field
+from .authorized_operations import NOT_REQUESTED_INT32, to_32bit_field
 from .context import RequestContext
 
 API_KEY = 75
@@ -26,7 +26,6 @@ _Topic = DescribeTopicPartitionsResponse.DescribeTopicPartitionsResponseTopic
 _Partition = _Topic.DescribeTopicPartitionsResponsePartition
 _Cursor = DescribeTopicPartitionsResponse.Cursor
 ZERO_UUID = uuid.UUID(int=0)
-NOT_SET = -(1 << 31)  # TopicAuthorizedOperations' schema default, Integer.MIN_VALUE
 
 
 def handle(request: DescribeTopicPartitionsRequest, ctx: RequestContext) -> DescribeTopicPartitionsResponse:
@@ -39,7 +38,7 @@ def handle(request: DescribeTopicPartitionsRequest, ctx: RequestContext) -> Desc
     describable = ctx.authorized_names(AclOperation.DESCRIBE, ResourceType.TOPIC, names)
     refused = [] if not request.topics else [
         _Topic(error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED, name=name, topic_id=ZERO_UUID, is_internal=False,
-               partitions=[], topic_authorized_operations=NOT_SET)
+               partitions=[], topic_authorized_operations=NOT_REQUESTED_INT32)
         for name in names if name not in describable]
     names = [n for n in names if n in describable]
     budget = max(request.response_partition_limit, 1)

@@ -15,6 +15,7 @@ from typing import Any
 from ..core.share_groups import ASSIGNOR_NAME
 from ..protocol.errors import ErrorCode
 from ..protocol.messages import ShareGroupDescribeRequest, ShareGroupDescribeResponse
+from .authorized_operations import NOT_REQUESTED_INT32
 from .context import RequestContext
 from .group_common import assignment_by_topic_id, describe_each
 from .share_common import share_enabled, share_state
@@ -22,7 +23,6 @@ from .share_common import share_enabled, share_state
 API_KEY = 77
 MIN_VERSION, MAX_VERSION = 1, 1
 
-NOT_REQUESTED = -(2**31)
 
 _Group = ShareGroupDescribeResponse.DescribedGroup
 _Member = _Group.Member
@@ -30,7 +30,7 @@ _Member = _Group.Member
 
 def _failed(group_id: str, code: ErrorCode, message: str | None = None) -> Any:
     return _Group(error_code=code, error_message=message, group_id=group_id, group_state="", group_epoch=0,
-                  assignment_epoch=0, assignor_name="", members=[], authorized_operations=NOT_REQUESTED)
+                  assignment_epoch=0, assignor_name="", members=[], authorized_operations=NOT_REQUESTED_INT32)
 
 
 def handle(request: ShareGroupDescribeRequest, ctx: RequestContext) -> ShareGroupDescribeResponse:
@@ -59,4 +59,4 @@ def _describe(ctx: RequestContext, group_id: str) -> Any:
                                assignment=_Member.Assignment(topic_partitions=parts)))
     return _Group(error_code=0, error_message=None, group_id=group_id, group_state=group.state,
                   group_epoch=group.group_epoch, assignment_epoch=group.assignment_epoch, assignor_name=ASSIGNOR_NAME,
-                  members=members, authorized_operations=NOT_REQUESTED)
+                  members=members, authorized_operations=NOT_REQUESTED_INT32)

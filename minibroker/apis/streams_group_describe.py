@@ -13,20 +13,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..core.acls import AclOperation, ResourceType
 from ..core.streams_groups import StreamsGroup, TaskAssignment, Tasks
 from ..core.streams_topology import TopicInfo
 from ..protocol.errors import ErrorCode
 from ..protocol.messages import StreamsGroupDescribeRequest, StreamsGroupDescribeResponse
-from .authorized_operations import to_32bit_field
+from .authorized_operations import NOT_REQUESTED_INT32
 from .context import RequestContext
-from .group_common import coordinator_error
+from .group_common import describe_each
 from .streams_group_heartbeat import streams_groups_enabled
 
 API_KEY = 89
 MIN_VERSION, MAX_VERSION = 0, 0
-
-NOT_REQUESTED = -(2**31)  # the schema default, Integer.MIN_VALUE
 
 _Group = StreamsGroupDescribeResponse.DescribedGroup
 _Member = _Group.Member
@@ -37,25 +34,14 @@ R = StreamsGroupDescribeResponse
 
 def _failed(group_id: str, code: ErrorCode, message: str | None = None) -> Any:
     return _Group(error_code=code, error_message=message, group_id=group_id, group_state="", group_epoch=0,
-                  assignment_epoch=0, topology=None, members=[], authorized_operations=NOT_REQUESTED)
+                  assignment_epoch=0, topology=None, members=[], authorized_operations=NOT_REQUESTED_INT32)
 
 
 def handle(request: StreamsGroupDescribeRequest, ctx: RequestContext) -> StreamsGroupDescribeResponse:
     if not streams_groups_enabled(ctx):
         return R(throttle_time_ms=0, groups=[_failed(g, ErrorCode.UNSUPPORTED_VERSION) for g in request.group_ids])
-    groups = []
-    for group_id in request.group_ids:
-        if not ctx.authorize(AclOperation.DESCRIBE, ResourceType.GROUP, group_id):
-            groups.append(_failed(group_id, ErrorCode.GROUP_AUTHORIZATION_FAILED))
-            continue
-        error = coordinator_error(ctx, group_id)
-        if error is not None:
-            groups.append(_failed(group_id, error))
-            continue
-        described = _describe(ctx, group_id)
-        if described.error_code == 0 and request.include_authorized_operations:
-            described.authorized_operations = to_32bit_field(ctx.authorized_operations(ResourceType.GROUP, group_id))
-        groups.append(described)
+    groups = describe_each(ctx, request.group_ids, request.include_authorized_operations, _failed,
+                           lambda group_id: _describe(ctx, group_id))
     return R(throttle_time_ms=0, groups=groups)
 
 
@@ -109,4 +95,4 @@ def _describe(ctx: RequestContext, group_id: str) -> Any:
     ]
     return _Group(error_code=0, error_message=None, group_id=group_id, group_state=group.state().value,
                   group_epoch=group.group_epoch, assignment_epoch=group.assignment_epoch, topology=_topology(group),
-                  members=members, authorized_operations=NOT_REQUESTED)
+                  members=members, authorized_operations=NOT_REQUESTED_INT32)
