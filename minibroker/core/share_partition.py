@@ -6,6 +6,8 @@ them is in flight, in one of the states AVAILABLE, ACQUIRED, ACKNOWLEDGED or ARC
 one member at a time, under a lock of `share.record.lock.duration.ms` on the core's clock; each acquisition
 counts one delivery, and a record released or timed out after `group.share.delivery.count.limit` deliveries is
 archived instead of offered again. At most `group.share.partition.max.record.locks` offsets are in flight.
+Records acquired together stay one in-flight batch until part of it is acknowledged or acquired: a refused
+acknowledgement names the batch or the offset in Kafka's words accordingly.
 
 Sans-IO: offsets only. The caller supplies the log's bounds and reads the record batches itself.
 """
@@ -42,7 +44,12 @@ _TERMINAL = (RecordState.ACKNOWLEDGED, RecordState.ARCHIVED)
 
 # SharePartition's texts for an acknowledgement it refuses
 BATCH_NOT_FOUND = "Batch record not found. The request batch offsets are not found in the cache."
-INVALID_STATE = "The record state is invalid. The acknowledgement of delivery could not be completed."
+FIRST_PAST = "Batch record not found. The first offset in request is past acquired records."
+LAST_PAST = "Batch record not found. The last offset in request is past acquired records."
+BATCH_NOT_ACQUIRED = "The batch cannot be acknowledged. The batch is not in the acquired state."
+NOT_BATCH_OWNER = "Member is not the owner of batch record"
+OFFSET_NOT_ACQUIRED = "The offset cannot be acknowledged. The offset is not acquired."
+NOT_OFFSET_OWNER = "Member is not the owner of offset"
 RENEW_DISABLED = "Renewing acquisition locks is not enabled for the group."  # share.renew.acknowledge.enable=false
 
 
@@ -74,6 +81,10 @@ class SharePartition:
         self.delivery_count_limit = delivery_count_limit
         self.max_record_locks = max_record_locks
         self.in_flight: dict[int, InFlightRecord] = {}
+        # in-flight batches acquired whole and not split since (first offset -> last offset): their offsets share one
+        # state and owner, and Kafka answers a refused acknowledgement of one with its batch-level texts; an
+        # acknowledgement or acquisition of part of one splits it per offset, as Kafka's InFlightBatch does
+        self.batches: dict[int, int] = {}
         # what Kafka's share coordinator last stored of this share partition, as DescribeShareGroupOffsets reports
         # it: (start offset, records from it acknowledged or archived); None before the first write
         self.persisted: tuple[int, int] | None = None
@@ -136,6 +147,9 @@ class SharePartition:
                 self.in_flight[self.end_offset] = InFlightRecord(RecordState.AVAILABLE)
                 offsets.append(self.end_offset)
                 self.end_offset += 1
+        self._split_batches_partly_in(set(offsets))
+        if self.end_offset > first_new:
+            self.batches[first_new] = self.end_offset - 1
         deadline = now_ms + lock_duration_ms
         ranges: list[AcquiredRange] = []
         for offset in sorted(offsets):
@@ -155,7 +169,8 @@ class SharePartition:
                     lock_duration_ms: int, now_ms: int) -> tuple[ErrorCode, str | None]:
         """Apply one acknowledgement batch of `member_id`: one type for all its offsets, or one per offset.
 
-        Nothing changes unless every offset is acquired by this member (INVALID_RECORD_STATE otherwise). A RENEW
+        Nothing changes unless every offset is acquired by this member (INVALID_RECORD_STATE otherwise, with Kafka's
+        text for the whole batch or the offset refused; offsets past those acquired are INVALID_REQUEST). A RENEW
         (KIP-1222) restarts the record's lock at `now_ms` and leaves it acquired, its delivery count as it was; a
         batch of renewals only writes no share-group state and wakes no waiting fetch.
         """
@@ -166,18 +181,18 @@ class SharePartition:
         if count <= 0 or len(types) not in (1, count) or any(t not in AcknowledgeType._value2member_map_
                                                                for t in types):
             return ErrorCode.INVALID_REQUEST, None
-        if last_offset >= self.end_offset:
+        if last_offset < self.start_offset:
+            return ErrorCode.NONE, None  # settled already: ignored, as in Kafka
+        if not self.in_flight:
             return ErrorCode.INVALID_RECORD_STATE, BATCH_NOT_FOUND
+        if first_offset >= self.end_offset:
+            return ErrorCode.INVALID_REQUEST, FIRST_PAST
+        if last_offset >= self.end_offset:
+            return ErrorCode.INVALID_REQUEST, LAST_PAST
         first_offset = max(first_offset, self.start_offset)  # offsets below the start are settled: ignored, as in Kafka
-        for offset in range(first_offset, last_offset + 1):
-            record = self.in_flight.get(offset)
-            if record is None:
-                return ErrorCode.INVALID_RECORD_STATE, BATCH_NOT_FOUND
-            kind = types[0] if len(types) == 1 else types[offset - requested_first]
-            if kind == AcknowledgeType.GAP and record.state is not RecordState.ACQUIRED:
-                continue
-            if record.state is not RecordState.ACQUIRED or record.member_id != member_id:
-                return ErrorCode.INVALID_RECORD_STATE, INVALID_STATE
+        refusal = self._refusal(member_id, first_offset, last_offset, per_offset=len(types) > 1)
+        if refusal is not None:
+            return ErrorCode.INVALID_RECORD_STATE, refusal
         settled = False
         for offset in range(first_offset, last_offset + 1):
             record = self.in_flight[offset]
@@ -198,9 +213,55 @@ class SharePartition:
             self._wake()
         return ErrorCode.NONE, None
 
+    def _refusal(self, member_id: str, first_offset: int, last_offset: int, per_offset: bool) -> str | None:
+        """Why `member_id` may not acknowledge `first_offset`..`last_offset`, in Kafka's words, or None. A whole
+        batch is checked as one (its state, then its owner) and split per offset when only part of it is
+        acknowledged or its offsets get types of their own; the split stays, as in Kafka, even if a later offset
+        is refused. A split batch's offsets are checked one by one."""
+        offset = first_offset
+        while offset <= last_offset:
+            batch_first = self._batch_holding(offset)
+            if batch_first is not None:
+                batch_last = self.batches[batch_first]
+                head = self.in_flight[batch_first]
+                if head.state is not RecordState.ACQUIRED:
+                    return BATCH_NOT_ACQUIRED
+                if head.member_id != member_id:
+                    return NOT_BATCH_OWNER
+                if per_offset or batch_first < first_offset or batch_last > last_offset:
+                    del self.batches[batch_first]
+                offset = batch_last + 1
+                continue
+            record = self.in_flight.get(offset)
+            if record is None:
+                return BATCH_NOT_FOUND
+            if record.state is not RecordState.ACQUIRED:
+                return OFFSET_NOT_ACQUIRED
+            if record.member_id != member_id:
+                return NOT_OFFSET_OWNER
+            offset += 1
+        return None
+
+    def _batch_holding(self, offset: int) -> int | None:
+        """The first offset of the whole batch holding `offset`, if it is in one."""
+        if offset in self.batches:
+            return offset
+        for first, last in self.batches.items():
+            if first <= offset <= last:
+                return first
+        return None
+
+    def _split_batches_partly_in(self, offsets: set[int]) -> None:
+        """Split per offset every whole batch of which some offsets but not all are in `offsets`."""
+        for first, last in list(self.batches.items()):
+            inside = sum(1 for offset in range(first, last + 1) if offset in offsets)
+            if 0 < inside <= last - first:
+                del self.batches[first]
+
     def archive_acquired(self, member_id: str, offsets: set[int]) -> None:
         """Archive records just acquired by `member_id` that must never be delivered (read_committed: records of
         aborted transactions), as Kafka's share fetch filters them out of what it hands out."""
+        self._split_batches_partly_in(offsets)
         for offset in offsets:
             record = self.in_flight.get(offset)
             if record is not None and record.state is RecordState.ACQUIRED and record.member_id == member_id:
@@ -287,12 +348,15 @@ class SharePartition:
             if record is None or record.state not in _TERMINAL:
                 break
             del self.in_flight[self.start_offset]
+            self.batches.pop(self.start_offset, None)
             self.start_offset += 1
 
     def _move_start_to(self, offset: int) -> None:
         """The log start moved past the start offset (DeleteRecords, retention): forget what lies below it."""
         for old in [o for o in self.in_flight if o < offset]:
             del self.in_flight[old]
+        for first in [f for f in self.batches if f < offset]:
+            del self.batches[first]  # gone, or cut by the new start: what is left is per offset
         self.start_offset = offset
         self.end_offset = max(self.end_offset, offset)
         self._advance_start()

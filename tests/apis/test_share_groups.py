@@ -683,3 +683,90 @@ def test_a_renew_is_refused_when_the_group_turns_renewals_off():
     assert (part.acknowledge_error_code, part.acknowledge_error_message) == (
         ErrorCode.INVALID_RECORD_STATE, "Renewing acquisition locks is not enabled for the group.")
     assert partition_errors(acknowledge_v2(cluster, "m1", 3, [(0, 1, [ACCEPT])], renew=False)) == [(0, None)]
+
+
+# Refused acknowledgements: Kafka's SharePartition keeps a batch acquired whole as one in-flight batch and answers for
+# it as a batch until an acknowledgement of part of it splits it per offset; read from Kafka 4.3.1 (differential
+# scenario share_ack_refusals)
+GAP = 0
+FIRST_PAST = "Batch record not found. The first offset in request is past acquired records."
+LAST_PAST = "Batch record not found. The last offset in request is past acquired records."
+NOT_BATCH_OWNER = "Member is not the owner of batch record"
+NOT_OFFSET_OWNER = "Member is not the owner of offset"
+BATCH_NOT_ACQUIRED = "The batch cannot be acknowledged. The batch is not in the acquired state."
+OFFSET_NOT_ACQUIRED = "The offset cannot be acknowledged. The offset is not acquired."
+
+
+def two_members_holding_a_batch_each() -> Cluster:
+    """m1 holds batch 0-1, m2 batch 2-3, each acquired whole; m1's next session epoch is 1, m2's too."""
+    cluster = plain_cluster()
+    heartbeat(cluster, "m1", 0)
+    heartbeat(cluster, "m2", 0)
+    produce(cluster, 2)
+    produce(cluster, 2)
+    assert acquired(fetch(cluster, "m1", 0, max_records=1, version=2)) == [(0, 1, 1)]
+    assert acquired(fetch(cluster, "m2", 0, max_records=1, version=2)) == [(2, 3, 1)]
+    return cluster
+
+
+def refusal(cluster: Cluster, member: str, epoch: int, acks: list[tuple[int, int, list[int]]],
+            version: int = 2) -> tuple[int, str | None]:
+    [error] = partition_errors(acknowledge_v2(cluster, member, epoch, acks, renew=False, version=version))
+    return error
+
+
+def test_acknowledging_past_the_acquired_records_is_invalid_request_with_kafkas_texts():
+    cluster = two_members_holding_a_batch_each()
+    assert refusal(cluster, "m1", 1, [(6, 6, [ACCEPT])]) == (ErrorCode.INVALID_REQUEST, FIRST_PAST)
+    assert refusal(cluster, "m1", 2, [(2, 6, [ACCEPT])]) == (ErrorCode.INVALID_REQUEST, LAST_PAST)
+    assert refusal(cluster, "m1", 3, [(1, 0, [ACCEPT])]) == (ErrorCode.INVALID_REQUEST, None)
+    assert refusal(cluster, "m1", 4, [(5, 4, [ACCEPT])], version=1) == (ErrorCode.INVALID_REQUEST, None)
+
+
+def test_a_batch_acquired_whole_by_another_member_is_refused_as_a_batch_until_split():
+    cluster = two_members_holding_a_batch_each()
+    assert refusal(cluster, "m1", 1, [(2, 3, [ACCEPT])]) == (ErrorCode.INVALID_RECORD_STATE, NOT_BATCH_OWNER)
+    assert refusal(cluster, "m1", 2, [(2, 3, [ACCEPT])], version=1) == (ErrorCode.INVALID_RECORD_STATE,
+                                                                         NOT_BATCH_OWNER)
+    part = fetch(cluster, "m1", 3, acks=[(2, 3, [ACCEPT])], version=2).responses[0].partitions[0]
+    assert (part.error_code, part.acknowledge_error_code, part.acknowledge_error_message) == (
+        0, ErrorCode.INVALID_RECORD_STATE, NOT_BATCH_OWNER)
+    assert refusal(cluster, "m1", 4, [(0, 0, [ACCEPT])]) == (0, None)  # part of m1's batch: splits it
+    # crossing into m2's batch, or inside it: still refused as m2's whole batch
+    assert refusal(cluster, "m1", 5, [(1, 2, [ACCEPT])]) == (ErrorCode.INVALID_RECORD_STATE, NOT_BATCH_OWNER)
+    assert refusal(cluster, "m1", 6, [(3, 3, [ACCEPT])]) == (ErrorCode.INVALID_RECORD_STATE, NOT_BATCH_OWNER)
+    assert refusal(cluster, "m2", 1, [(3, 3, [ACCEPT])]) == (0, None)  # m2's batch split per offset
+    assert refusal(cluster, "m1", 7, [(2, 2, [ACCEPT])]) == (ErrorCode.INVALID_RECORD_STATE, NOT_OFFSET_OWNER)
+    assert refusal(cluster, "m2", 2, [(3, 3, [ACCEPT])]) == (ErrorCode.INVALID_RECORD_STATE, OFFSET_NOT_ACQUIRED)
+    assert refusal(cluster, "m1", 8, [(3, 3, [ACCEPT])]) == (ErrorCode.INVALID_RECORD_STATE, OFFSET_NOT_ACQUIRED)
+    assert refusal(cluster, "m2", 3, [(3, 3, [GAP])]) == (ErrorCode.INVALID_RECORD_STATE, OFFSET_NOT_ACQUIRED)
+    assert refusal(cluster, "m2", 4, [(2, 2, [GAP])]) == (0, None)  # a gap archives an acquired offset
+    assert refusal(cluster, "m2", 5, [(2, 2, [REJECT])]) == (ErrorCode.INVALID_RECORD_STATE, OFFSET_NOT_ACQUIRED)
+
+
+def test_a_batch_no_longer_acquired_is_refused_as_a_batch():
+    cluster = two_members_holding_a_batch_each()
+    assert refusal(cluster, "m2", 1, [(2, 3, [ACCEPT])]) == (0, None)  # whole: stays one batch
+    assert refusal(cluster, "m2", 2, [(2, 3, [ACCEPT])]) == (ErrorCode.INVALID_RECORD_STATE, BATCH_NOT_ACQUIRED)
+    assert refusal(cluster, "m1", 1, [(2, 3, [ACCEPT])]) == (ErrorCode.INVALID_RECORD_STATE, BATCH_NOT_ACQUIRED)
+    assert refusal(cluster, "m2", 3, [(3, 3, [ACCEPT])]) == (ErrorCode.INVALID_RECORD_STATE, BATCH_NOT_ACQUIRED)
+    assert refusal(cluster, "m2", 4, [(2, 3, [GAP])]) == (ErrorCode.INVALID_RECORD_STATE, BATCH_NOT_ACQUIRED)
+
+
+def test_offsets_released_or_archived_are_refused_per_offset():
+    cluster = plain_cluster()
+    heartbeat(cluster, "m1", 0)
+    produce(cluster, 3)
+    assert acquired(fetch(cluster, "m1", 0, max_records=1, version=2)) == [(0, 2, 1)]
+    assert refusal(cluster, "m1", 1, [(1, 1, [RELEASE])]) == (0, None)
+    assert refusal(cluster, "m1", 2, [(1, 1, [ACCEPT])]) == (ErrorCode.INVALID_RECORD_STATE, OFFSET_NOT_ACQUIRED)
+    assert refusal(cluster, "m1", 3, [(0, 2, [REJECT])]) == (ErrorCode.INVALID_RECORD_STATE, OFFSET_NOT_ACQUIRED)
+    assert refusal(cluster, "m1", 4, [(0, 2, [REJECT, GAP, REJECT])]) == (ErrorCode.INVALID_RECORD_STATE,
+                                                                          OFFSET_NOT_ACQUIRED)
+    assert refusal(cluster, "m1", 5, [(0, 0, [REJECT]), (2, 2, [REJECT])]) == (0, None)
+    assert refusal(cluster, "m1", 6, [(2, 2, [ACCEPT])]) == (ErrorCode.INVALID_RECORD_STATE, OFFSET_NOT_ACQUIRED)
+    part = fetch(cluster, "m1", 7, acks=[(2, 2, [ACCEPT])], max_records=1).responses[0].partitions[0]
+    assert (part.acknowledge_error_code, part.acknowledge_error_message) == (ErrorCode.INVALID_RECORD_STATE,
+                                                                             OFFSET_NOT_ACQUIRED)
+    assert acquired(fetch(cluster, "m1", 8)) == [] and [(r.first_offset, r.last_offset, r.delivery_count)
+                                                        for r in part.acquired_records] == [(1, 1, 2)]

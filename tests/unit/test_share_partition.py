@@ -83,8 +83,8 @@ def test_acknowledging_records_another_member_holds_changes_nothing() -> None:
     _acquire(sp, clock, "a", upper=2)
     error, message = sp.acknowledge("b", 0, 1, [ACCEPT], LOCK, clock.now_ms())
     assert error is ErrorCode.INVALID_RECORD_STATE and message
-    assert sp.acknowledge("a", 5, 6, [ACCEPT], LOCK, clock.now_ms()) == (
-        ErrorCode.INVALID_RECORD_STATE, "Batch record not found. The request batch offsets are not found in the cache.")
+    assert sp.acknowledge("a", 5, 6, [ACCEPT], LOCK, clock.now_ms()) == (  # as Kafka 4.3.1 (share_ack_refusals)
+        ErrorCode.INVALID_REQUEST, "Batch record not found. The first offset in request is past acquired records.")
     assert sp.state_of(0) is RecordState.ACQUIRED and sp.state_of(1) is RecordState.ACQUIRED
 
 
