@@ -1,9 +1,10 @@
-"""What the three ACL APIs share: the request checks Kafka makes while parsing, and bindings from the wire."""
+"""What the three ACL APIs share: the request checks Kafka makes while parsing, the cluster authorization and
+authorizer check before any filter or creation is looked at, and bindings from the wire."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..core.acls import (
     AclBinding,
@@ -12,15 +13,36 @@ from ..core.acls import (
     AclPermissionType,
     PatternType,
     ResourceType,
+    StandardAuthorizer,
     from_code,
 )
+from ..protocol.errors import ErrorCode
 from ..protocol.messages import request_parse_error
-from .context import CloseConnection
+from .context import CloseConnection, RequestContext
 
 # AclApis with no `authorizer.class.name`: the message of the SecurityDisabledException CreateAcls and
 # DeleteAcls answer with, and the one DescribeAcls sets itself.
 NO_AUTHORIZER = "No Authorizer is configured."
 NO_AUTHORIZER_ON_BROKER = "No Authorizer is configured on the broker"
+
+
+class Refusal(NamedTuple):
+    """The one error an ACL API answers every filter or creation with."""
+
+    code: ErrorCode
+    message: str | None
+
+
+def authorizer_or_refusal(ctx: RequestContext, operation: AclOperation,
+                          no_authorizer: str) -> StandardAuthorizer | Refusal:
+    """The authorizer an ACL API works on, or why it refuses the whole request first, as AclApis does:
+    CLUSTER_AUTHORIZATION_FAILED without `operation` on the cluster, then SECURITY_DISABLED with the API's
+    `no_authorizer` message when no `authorizer.class.name` is set."""
+    if not ctx.authorize_cluster(operation):
+        return Refusal(ErrorCode.CLUSTER_AUTHORIZATION_FAILED, None)
+    if ctx.cluster.authorizer is None:
+        return Refusal(ErrorCode.SECURITY_DISABLED, no_authorizer)
+    return ctx.cluster.authorizer
 
 
 def refuse_unknown_elements(api_key: int, api_version: int, elements: Iterable[tuple[int, int, int, int]],

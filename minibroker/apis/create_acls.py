@@ -30,7 +30,7 @@ from ..core.acls import (
 )
 from ..protocol.errors import ErrorCode
 from ..protocol.messages import CreateAclsRequest, CreateAclsResponse
-from .acl_common import NO_AUTHORIZER, binding_of, refuse_unknown_elements
+from .acl_common import NO_AUTHORIZER, Refusal, authorizer_or_refusal, binding_of, refuse_unknown_elements
 from .context import RequestContext
 
 API_KEY = 30
@@ -45,11 +45,9 @@ def handle(request: CreateAclsRequest, ctx: RequestContext) -> CreateAclsRespons
         API_KEY, ctx.api_version,
         ((c.resource_type, c.resource_pattern_type, c.operation, c.permission_type) for c in request.creations),
         f"CreatableAcls contain unknown elements: {request.creations}", zero_only=True)
-    authorizer = ctx.cluster.authorizer
-    if not ctx.authorize_cluster(AclOperation.ALTER):
-        return _every(request, ErrorCode.CLUSTER_AUTHORIZATION_FAILED, None)
-    if authorizer is None:
-        return _every(request, ErrorCode.SECURITY_DISABLED, NO_AUTHORIZER)
+    authorizer = authorizer_or_refusal(ctx, AclOperation.ALTER, NO_AUTHORIZER)
+    if isinstance(authorizer, Refusal):
+        return _every(request, *authorizer)
     bindings = [binding_of(creation) for creation in request.creations]
     if any(_not_concrete(acl) for acl in bindings):
         return _every(request, ErrorCode.UNKNOWN_SERVER_ERROR, None)

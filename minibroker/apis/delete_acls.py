@@ -20,7 +20,7 @@ from typing import Any
 from ..core.acls import AclBinding, AclOperation
 from ..protocol.errors import ErrorCode
 from ..protocol.messages import DeleteAclsRequest, DeleteAclsResponse
-from .acl_common import NO_AUTHORIZER, filter_of, refuse_unknown_elements
+from .acl_common import NO_AUTHORIZER, Refusal, authorizer_or_refusal, filter_of, refuse_unknown_elements
 from .context import RequestContext
 
 API_KEY = 31
@@ -36,11 +36,9 @@ def handle(request: DeleteAclsRequest, ctx: RequestContext) -> DeleteAclsRespons
         API_KEY, ctx.api_version,
         ((f.resource_type_filter, f.pattern_type_filter, f.operation, f.permission_type) for f in request.filters),
         f"Filters contain UNKNOWN elements, filters: {request.filters}")
-    if not ctx.authorize_cluster(AclOperation.ALTER):
-        return _every(request, ErrorCode.CLUSTER_AUTHORIZATION_FAILED, None)
-    authorizer = ctx.cluster.authorizer
-    if authorizer is None:
-        return _every(request, ErrorCode.SECURITY_DISABLED, NO_AUTHORIZER)
+    authorizer = authorizer_or_refusal(ctx, AclOperation.ALTER, NO_AUTHORIZER)
+    if isinstance(authorizer, Refusal):
+        return _every(request, *authorizer)
     # AclControlManager.deleteAcls matches every filter against the ACLs as they were, then removes the union
     filters = [filter_of(f) for f in request.filters]
     matched = [authorizer.acls(acl_filter) for acl_filter in filters]

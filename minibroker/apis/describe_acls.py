@@ -16,7 +16,7 @@ from __future__ import annotations
 from ..core.acls import AclOperation, group_by_resource
 from ..protocol.errors import ErrorCode
 from ..protocol.messages import DescribeAclsRequest, DescribeAclsResponse
-from .acl_common import NO_AUTHORIZER_ON_BROKER, filter_of, refuse_unknown_elements
+from .acl_common import NO_AUTHORIZER_ON_BROKER, Refusal, authorizer_or_refusal, filter_of, refuse_unknown_elements
 from .context import RequestContext
 
 API_KEY = 29
@@ -32,11 +32,9 @@ def handle(request: DescribeAclsRequest, ctx: RequestContext) -> DescribeAclsRes
         API_KEY, ctx.api_version,
         [(request.resource_type_filter, request.pattern_type_filter, request.operation, request.permission_type)],
         f"DescribeAclsRequest contains UNKNOWN elements: {request}")
-    if not ctx.authorize_cluster(AclOperation.DESCRIBE):
-        return _error(ErrorCode.CLUSTER_AUTHORIZATION_FAILED, None)
-    authorizer = ctx.cluster.authorizer
-    if authorizer is None:
-        return _error(ErrorCode.SECURITY_DISABLED, NO_AUTHORIZER_ON_BROKER)
+    authorizer = authorizer_or_refusal(ctx, AclOperation.DESCRIBE, NO_AUTHORIZER_ON_BROKER)
+    if isinstance(authorizer, Refusal):
+        return _error(*authorizer)
     groups = group_by_resource(authorizer.acls(filter_of(request)))
     return DescribeAclsResponse(throttle_time_ms=0, error_code=0, error_message="", resources=[
         _Resource(resource_type=resource_type, resource_name=name, pattern_type=pattern_type, acls=[
