@@ -471,20 +471,15 @@ class GroupCoordinator:
     def _delete_group(self, group_id: str) -> ErrorCode:
         """One group of DeleteGroups, with its committed offsets (GroupMetadataManager.deleteGroup)."""
         open_transaction = self.offset_metadata.has_pending_transactional_offsets(group_id)
-        modern = self.consumer.groups.get(group_id)
-        if modern is not None:
-            if modern.members or open_transaction:
-                return ErrorCode.NON_EMPTY_GROUP
-            del self.consumer.groups[group_id]
-            self.offset_metadata.delete_all_offsets(group_id)
-            return ErrorCode.NONE
-        streams = self.streams.groups.get(group_id)
-        if streams is not None:
-            if streams.members or open_transaction:
-                return ErrorCode.NON_EMPTY_GROUP
-            del self.streams.groups[group_id]
-            self.offset_metadata.delete_all_offsets(group_id)
-            return ErrorCode.NONE
+        for modern_groups in (self.consumer.groups, self.streams.groups):
+            # ConsumerGroup and StreamsGroup.validateDeleteGroup: only an empty group goes
+            modern = modern_groups.get(group_id)
+            if modern is not None:
+                if modern.members or open_transaction:
+                    return ErrorCode.NON_EMPTY_GROUP
+                del modern_groups[group_id]
+                self.offset_metadata.delete_all_offsets(group_id)
+                return ErrorCode.NONE
         group = self.groups.get(group_id)
         if group is None or group.state is GroupState.DEAD:
             return ErrorCode.GROUP_ID_NOT_FOUND
