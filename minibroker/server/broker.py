@@ -24,7 +24,6 @@ from .authenticator import SaslAuthenticator
 from .connection import RequestHook
 from .quotas import ConnectionQuotas, RequestMemory
 from .sasl.mechanism import SUPPORTED_MECHANISMS, SaslServerConfig
-from .tls import TlsConfigError, server_ssl_context
 
 log = logging.getLogger("minibroker")
 
@@ -67,6 +66,8 @@ TLS_CONFIGS = (
 
 def tls_context(config: BrokerConfig, endpoint: Endpoint) -> ssl.SSLContext:
     """The TLS context of an SSL or SASL_SSL listener from its `ssl.*` configs (listener overrides first)."""
+    from .tls import TlsConfigError, server_ssl_context  # here: it imports cryptography (60 ms, 8 MB)
+
     values = {name: config.listener_value(endpoint.listener, name) for name in TLS_CONFIGS}
     prefixed = config.listener_static.get(endpoint.listener.lower(), {})
     if endpoint.security_protocol == "SASL_SSL" and "ssl.client.auth" not in prefixed:

@@ -15,8 +15,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Final
 
-from .tls import TlsConfigError
-
 ANONYMOUS: Final = "User:ANONYMOUS"  # KafkaPrincipal.ANONYMOUS: a client that sent no certificate
 DEFAULT_PRINCIPAL_MAPPING_RULES: Final = "DEFAULT"  # BrokerSecurityConfigs.DEFAULT_SSL_PRINCIPAL_MAPPING_RULES
 
@@ -239,6 +237,8 @@ def _split_rules(text: str) -> list[str]:
 
 
 def _parse_rule(rule: str) -> _Rule | None:
+    from .tls import TlsConfigError  # here: tls.py imports cryptography, which a PLAINTEXT listener never needs
+
     match = _RULE_PARSER.match(rule)  # lookingAt()
     if match is None:
         raise TlsConfigError("ssl.principal.mapping.rules", f"Invalid rule: {rule}")

@@ -33,7 +33,7 @@ print(json.dumps(sorted(sys.modules)))
 """
 
 
-def test_serve_imports_no_handler_module_but_api_versions_and_no_message_class_it_does_not_use() -> None:
+def test_serve_imports_no_handler_module_but_api_versions_no_message_class_it_does_not_use_and_no_tls() -> None:
     loaded = set(json.loads(_run(SERVE_IMPORTS)))
     handlers = {module.__name__ for module in API_MODULES.values()}
     assert loaded & handlers == {"minibroker.apis.api_versions"}
@@ -43,6 +43,8 @@ def test_serve_imports_no_handler_module_but_api_versions_and_no_message_class_i
             } == {"kafka.protocol.consumer.metadata", "kafka.protocol.metadata.api_versions"}
     assert "kafka.admin" not in loaded and "kafka.consumer" not in loaded  # nor kafka-python's client
     assert not {module for module in loaded if module.startswith("minibroker.testing")}
+    # TLS's keystores need cryptography (60 ms, 8 MB): only a TLS listener or a principal mapping rule loads it
+    assert "minibroker.server.tls" not in loaded and "cryptography" not in loaded
 
 
 def test_a_handler_module_is_imported_on_its_first_lookup() -> None:
