@@ -1,16 +1,18 @@
 """Shared by the config APIs: resource types, how a resource name resolves, the checks every resource of
-AlterConfigs and IncrementalAlterConfigs goes through first (ConfigAdminManager.preprocess), and who may
-describe or alter a resource's configs."""
+AlterConfigs and IncrementalAlterConfigs goes through first (ConfigAdminManager.preprocess), who may
+describe or alter a resource's configs, and how an altered resource is authorized and changed (alter_resource)."""
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from ..core.acls import AclOperation, ResourceType
 from ..core.cluster import Cluster
-from ..core.cluster_model import Node, Topic
+from ..core.cluster_model import Node, Topic, validate_topic_name
+from ..core.config import Layer
 from ..protocol.errors import ErrorCode, KafkaError
 from .context import RequestContext
 from .releases import release
@@ -51,6 +53,46 @@ def authorization_error(ctx: RequestContext, operation: AclOperation, resource_t
     else:
         return None
     return None if allowed else KafkaError(*refusal)
+
+
+@dataclass(frozen=True)
+class ConfigChange:
+    """How one resource of an alter request changes configs, per resource type: AlterConfigs gives the whole new
+    set, IncrementalAlterConfigs single operations. Each function validates (ConfigError) what it computes."""
+
+    broker: Callable[[int | None, bool], None]  # alter node id's (None: the cluster default's) dynamic configs
+    topic: Callable[[Mapping[str, Any]], dict[str, Any]]  # a topic's new overrides from its current ones
+    group: Callable[[str], Layer]  # a group's new overrides
+
+
+def alter_resource(ctx: RequestContext, resource: Any, validate_only: bool, change: ConfigChange) -> None:
+    """Alter one resource as Kafka's controller does after ConfigAdminManager.preprocess: ALTER_CONFIGS
+    (ControllerApis.authorizeAlterResource; the receiving broker validates a broker change even when the
+    controller refuses it), then ConfigurationControlManager: a topic's new overrides are validated before the
+    topic is looked up, a group that does not exist (yet) may have configs; other types are not served."""
+    config = ctx.cluster.config
+    resource_type, name = resource.resource_type, resource.resource_name
+    refusal = authorization_error(ctx, AclOperation.ALTER_CONFIGS, resource_type, name)
+    if refusal is not None:
+        if resource_type == BROKER:
+            change.broker(alter_broker_target(ctx.node, name), True)
+        raise refusal
+    if resource_type == TOPIC:
+        validate_topic_name(name)
+        current = ctx.cluster.topic(name)
+        overrides = change.topic(current.configs if current is not None else {})
+        topic = resolve_topic(ctx.cluster, name)
+        if not validate_only:
+            ctx.cluster.set_topic_configs(topic, overrides)
+    elif resource_type == BROKER:
+        change.broker(alter_broker_target(ctx.node, name), validate_only)
+    elif resource_type == GROUP:
+        group_target(ctx.node, name, altering=True)
+        layer = change.group(name)
+        if not validate_only:
+            config.set_group_configs(name, layer)
+    else:
+        raise unserved_type(resource_type, f"Unknown resource type {resource_type}")
 
 
 def resolve_topic(cluster: Cluster, name: str) -> Topic:

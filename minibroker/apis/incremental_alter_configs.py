@@ -16,7 +16,6 @@ from __future__ import annotations
 from typing import Any
 
 from ..core.acls import AclOperation
-from ..core.cluster_model import validate_topic_name
 from ..core.config import DELETE
 from ..protocol.errors import ErrorCode, KafkaError
 from ..protocol.messages import IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse
@@ -45,28 +44,8 @@ def _alter(resource: Any, validate_only: bool, ctx: RequestContext) -> None:
         if not ctx.authorize_cluster(AclOperation.ALTER_CONFIGS):
             raise KafkaError(ErrorCode.CLUSTER_AUTHORIZATION_FAILED, None)
         return  # log levels are accepted and ignored: minibroker logs through Python logging
-    refusal = config_resources.authorization_error(ctx, AclOperation.ALTER_CONFIGS, resource.resource_type,
-                                                   resource.resource_name)
-    if refusal is not None:
-        if resource.resource_type == config_resources.BROKER:
-            # the broker's preprocessing validates a broker config change before the controller authorizes it
-            node_id = config_resources.alter_broker_target(ctx.node, resource.resource_name)
-            config.incremental_alter_dynamic(node_id, ops, validate_only=True)
-        raise refusal
-    if resource.resource_type == config_resources.TOPIC:
-        validate_topic_name(resource.resource_name)
-        topic = ctx.cluster.topic(resource.resource_name)
-        overrides = config.incremental_topic_configs(topic.configs if topic is not None else {}, ops)
-        topic = config_resources.resolve_topic(ctx.cluster, resource.resource_name)
-        if not validate_only:
-            ctx.cluster.set_topic_configs(topic, overrides)
-    elif resource.resource_type == config_resources.BROKER:
-        node_id = config_resources.alter_broker_target(ctx.node, resource.resource_name)
-        config.incremental_alter_dynamic(node_id, ops, validate_only)
-    elif resource.resource_type == config_resources.GROUP:  # a group that does not exist (yet) may have configs
-        config_resources.group_target(ctx.node, resource.resource_name, altering=True)
-        layer = config.incremental_group_configs(resource.resource_name, ops)
-        if not validate_only:
-            config.set_group_configs(resource.resource_name, layer)
-    else:
-        raise config_resources.unserved_type(resource.resource_type, f"Unknown resource type {resource.resource_type}")
+    # the operations applied to each type's current configs
+    config_resources.alter_resource(ctx, resource, validate_only, config_resources.ConfigChange(
+        broker=lambda node_id, only: config.incremental_alter_dynamic(node_id, ops, validate_only=only),
+        topic=lambda current: config.incremental_topic_configs(current, ops),
+        group=lambda group_id: config.incremental_group_configs(group_id, ops)))
