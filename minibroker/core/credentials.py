@@ -13,7 +13,6 @@ and the iteration count (RFC 5802; Kafka's ScramFormatter and ScramControlManage
 from __future__ import annotations
 
 import base64
-import binascii
 import hashlib
 import hmac
 import re
@@ -23,6 +22,7 @@ from dataclasses import dataclass
 
 from ..protocol.errors import ErrorCode
 from ..protocol.jaas import load_server_jaas
+from ..protocol.java_base64 import java_base64_decode
 
 PLAIN_LOGIN_MODULE = "org.apache.kafka.common.security.plain.PlainLoginModule"
 JAAS_USER_PREFIX = "user_"
@@ -140,19 +140,6 @@ def _java_split(text: str, separator: str) -> list[str]:
     return parts
 
 
-def _strict_base64(text: str) -> bytes:
-    """java.util.Base64.getDecoder().decode: standard alphabet, padding optional but never wrong."""
-    if not re.fullmatch(r"[A-Za-z0-9+/]*={0,2}", text):
-        raise ValueError(text)
-    body = text.rstrip("=")
-    if len(body) % 4 == 1 or (text != body and len(text) % 4 != 0):
-        raise ValueError(text)
-    try:
-        return base64.b64decode(body + "=" * (-len(body) % 4), validate=True)
-    except binascii.Error as e:
-        raise ValueError(text) from e
-
-
 def parse_add_scram(argument: str) -> ScramSeed:
     """Parse `SCRAM-SHA-256=[name=alice,password=alice-secret]` as `kafka-storage format --add-scram` does.
 
@@ -185,7 +172,7 @@ def parse_add_scram(argument: str) -> ScramSeed:
     salt: bytes | None = None
     if (salt_text := components.pop("salt", None)) is not None:
         try:
-            salt = _strict_base64(salt_text)
+            salt = java_base64_decode(salt_text)
         except ValueError:
             raise ValueError(f"Failed to decode given salt: {salt_text}") from None
     iterations = 4096
@@ -202,7 +189,7 @@ def parse_add_scram(argument: str) -> ScramSeed:
         if salt is None:
             raise ValueError("You must supply 'salt' with 'saltedpassword' to add-scram")
         try:
-            salted_password = _strict_base64(salted_text)
+            salted_password = java_base64_decode(salted_text)
         except ValueError:
             raise ValueError(f"Failed to decode given saltedPassword: {salted_text}") from None
     else:
@@ -238,8 +225,8 @@ def credential_from_string(text: str) -> ScramCredential:
     if set(fields) != {"salt", "stored_key", "server_key", "iterations"}:
         raise ValueError(f"Credentials not valid: {text}")
     try:
-        return ScramCredential(_strict_base64(fields["salt"]), _strict_base64(fields["stored_key"]),
-                               _strict_base64(fields["server_key"]), int(fields["iterations"]))
+        return ScramCredential(java_base64_decode(fields["salt"]), java_base64_decode(fields["stored_key"]),
+                               java_base64_decode(fields["server_key"]), int(fields["iterations"]))
     except ValueError:
         raise ValueError(f"Credentials not valid: {text}") from None
 

@@ -21,8 +21,6 @@ validates every one).
 
 from __future__ import annotations
 
-import base64
-import binascii
 import json
 import math
 import re
@@ -31,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...core.clock import Clock, SystemClock
+from ...protocol.java_base64 import java_base64_decode
 from .base import SaslAuthenticationError, SaslException, SaslFatalError, SaslServer
 
 OAUTHBEARER_MECHANISM = "OAUTHBEARER"
@@ -136,22 +135,9 @@ def _java_type_name(value: object) -> str:
     return type(value).__name__
 
 
-def _java_base64(text: str) -> bytes:
-    """Base64.getDecoder().decode: the standard alphabet only ('-' and '_' are refused), padding optional."""
-    if not re.fullmatch(r"[A-Za-z0-9+/]*={0,2}", text):
-        raise ValueError(text)
-    body = text.rstrip("=")
-    if len(body) % 4 == 1 or (body != text and len(text) % 4 != 0):
-        raise ValueError(text)
-    try:
-        return base64.b64decode(body + "=" * (-len(body) % 4), validate=True)
-    except binascii.Error as e:
-        raise ValueError(text) from e
-
-
 def _json_members(split: str) -> dict[str, object]:
     try:
-        data = _java_base64(split)
+        data = java_base64_decode(split)
     except ValueError:
         raise TokenValidationError("malformed Base64 URL encoded value") from None
     try:
