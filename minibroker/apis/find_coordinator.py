@@ -146,7 +146,7 @@ def _share_coordinator(ctx: RequestContext, canonical_key: str) -> Node:
     cluster = ctx.cluster
     count = int(cluster.config["share.coordinator.state.topic.num.partitions"])
     index = coordinator_partition(canonical_key, count)
-    topic = cluster.topics.get(SHARE_GROUP_STATE_TOPIC)
-    if topic is not None and index < len(topic.partitions):
-        return cluster.node(topic.partitions[index].leader_id) or cluster.nodes[0]
+    partition = cluster.find_partition(SHARE_GROUP_STATE_TOPIC, index)
+    if partition is not None:
+        return cluster.node(partition.leader_id) or cluster.nodes[0]
     return cluster.nodes[index % len(cluster.nodes)]

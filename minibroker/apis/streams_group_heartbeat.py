@@ -154,7 +154,7 @@ def handle(request: StreamsGroupHeartbeatRequest, ctx: RequestContext) -> Stream
     endpoint = request.user_endpoint
     result = cluster.groups.streams_heartbeat(
         request.group_id, request.member_id, request.member_epoch,
-        partitions_of=lambda name: len(cluster.topics[name].partitions) if name in cluster.topics else None,
+        partitions_of=lambda name: len(topic.partitions) if (topic := cluster.topic(name)) is not None else None,
         instance_id=request.instance_id, rack_id=request.rack_id, rebalance_timeout_ms=request.rebalance_timeout_ms,
         topology=_topology(request.topology), owned_active=_tasks(request.active_tasks),
         owned_standby=_tasks(request.standby_tasks), owned_warmup=_tasks(request.warmup_tasks),
