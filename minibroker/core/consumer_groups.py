@@ -46,7 +46,12 @@ from ..protocol.errors import ErrorCode
 from .assignors import ASSIGNOR_CLASSES, ASSIGNORS, Assignment
 from .clock import Clock
 from .config import BrokerConfig, ConfigError
-from .modern_groups import LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH, member_epoch_error
+from .modern_groups import (
+    LEAVE_GROUP_MEMBER_EPOCH,
+    LEAVE_GROUP_STATIC_MEMBER_EPOCH,
+    HeartbeatError,
+    member_epoch_error,
+)
 
 CONSUMER_GROUP_TYPE = "consumer"
 
@@ -71,15 +76,6 @@ class MemberState(Enum):
     STABLE = "stable"
     UNREVOKED_PARTITIONS = "unrevoked_partitions"
     UNRELEASED_PARTITIONS = "unreleased_partitions"
-
-
-class HeartbeatError(Exception):
-    """A heartbeat refused with a Kafka error code and message."""
-
-    def __init__(self, code: ErrorCode, message: str | None = None) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
 
 
 @dataclass

@@ -29,7 +29,6 @@ from .config import BrokerConfig
 from .consumer_groups import (
     ConsumerGroup,
     ConsumerGroupCoordinator,
-    HeartbeatError,
     HeartbeatResult,
     member_topics,
     new_member_id,
@@ -40,6 +39,7 @@ from .group_conversion import (
     may_downgrade,
     online_upgrade_refusal,
 )
+from .modern_groups import HeartbeatError
 from .offset_metadata import CommittedOffset, OffsetCommitEntry, OffsetMetadataManager
 from .pending import Pending
 from .streams_groups import HeartbeatResult as StreamsHeartbeatResult

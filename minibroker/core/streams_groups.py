@@ -25,7 +25,12 @@ from enum import Enum
 from ..protocol.errors import ErrorCode
 from .clock import Clock
 from .config import BrokerConfig
-from .modern_groups import LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH, member_epoch_error
+from .modern_groups import (
+    LEAVE_GROUP_MEMBER_EPOCH,
+    LEAVE_GROUP_STATIC_MEMBER_EPOCH,
+    HeartbeatError,
+    member_epoch_error,
+)
 from .streams_assignor import assign_tasks
 from .streams_topology import (
     ConfiguredTopology,
@@ -184,15 +189,6 @@ class HeartbeatResult:
     # (host, port), active partitions by topic, standby partitions by topic
     partitions_by_user_endpoint: list[tuple[tuple[str, int], Tasks, Tasks]] | None = None
     topics_to_create: dict[str, TopicInfo] = field(default_factory=dict)
-
-
-class HeartbeatError(Exception):
-    """An error answer: Kafka's code and message."""
-
-    def __init__(self, code: ErrorCode, message: str | None = None) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
 
 
 def streams_protocol_enabled(config: BrokerConfig) -> bool:
