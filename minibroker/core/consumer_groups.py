@@ -144,6 +144,11 @@ class ConsumerGroup:
     assignor_name: str = "uniform"
     assignment_timestamp_ms: int = 0  # when the last target was computed; 0 before the first (or none so far)
 
+    def static_member(self, instance_id: str) -> ConsumerGroupMember | None:
+        """The member holding `instance_id`, None if none does (ConsumerGroup.staticMember)."""
+        member_id = self.static_members.get(instance_id)
+        return self.members.get(member_id) if member_id is not None else None
+
     @property
     def state(self) -> ConsumerGroupState:
         if not self.members:
@@ -412,6 +417,7 @@ class ConsumerGroupCoordinator:
                 member = self._add_member(group, member_id)
                 bump = True
         else:
+            # the id as well: the fencing check below names it even when its member is gone
             existing_id = group.static_members.get(instance_id)
             existing = group.members.get(existing_id) if existing_id is not None else None
             if member_epoch == 0:
@@ -625,8 +631,7 @@ class ConsumerGroupCoordinator:
                 member = self._add_member(group, member_id)
                 bump = True
         else:
-            existing_id = group.static_members.get(instance_id)
-            existing = group.members.get(existing_id) if existing_id is not None else None
+            existing = group.static_member(instance_id)
             if unknown:
                 if existing is None:
                     member = self._add_member(group, member_id)
@@ -669,8 +674,7 @@ class ConsumerGroupCoordinator:
         if instance_id is None:
             member = self._member(group, member_id)
         else:
-            known = group.static_members.get(instance_id)
-            found = group.members.get(known) if known is not None else None
+            found = group.static_member(instance_id)
             if found is None:
                 raise HeartbeatError(ErrorCode.UNKNOWN_MEMBER_ID, f"Member with instance id {instance_id} is not a "
                                                                   f"member of group {group.group_id}.")
@@ -731,8 +735,7 @@ class ConsumerGroupCoordinator:
             if instance_id is None:
                 member = self.classic_member(group, member_id, None)
             else:
-                known = group.static_members.get(instance_id)
-                found = group.members.get(known) if known is not None else None
+                found = group.static_member(instance_id)
                 if found is None:
                     return ErrorCode.UNKNOWN_MEMBER_ID
                 # the admin client removes static members by instance id alone
@@ -749,14 +752,14 @@ class ConsumerGroupCoordinator:
         if instance_id is None:
             member = self._member(group, member_id)
         else:
-            known = group.static_members.get(instance_id)
-            if known is None or known not in group.members:
+            found = group.static_member(instance_id)
+            if found is None:
                 raise HeartbeatError(ErrorCode.UNKNOWN_MEMBER_ID, f"Instance id {instance_id} is unknown.")
-            if known != member_id:
+            if found.member_id != member_id:
                 raise HeartbeatError(ErrorCode.FENCED_INSTANCE_ID,
                                      f"Static member {member_id} with instance id {instance_id} was fenced by "
-                                     f"member {known}.")
-            member = group.members[known]
+                                     f"member {found.member_id}.")
+            member = found
         if member_epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH:
             # the static member keeps its partitions for its session: a restart with the same instance id takes
             # them over without a rebalance

@@ -238,8 +238,7 @@ class GroupCoordinator:
         except ValueError:
             # Kafka fails such a join with an internal error; a blob we cannot read is the member's inconsistency
             return JoinResult(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, member_id)
-        replaced_id = group.static_members.get(group_instance_id) if group_instance_id is not None else None
-        replaced = group.members.get(replaced_id) if replaced_id is not None and unknown else None
+        replaced = group.static_member(group_instance_id) if group_instance_id is not None and unknown else None
         try:
             member = self.consumer.classic_join(
                 group, member_id, unknown, group_instance_id, getattr(subscription, "rack_id", None),
