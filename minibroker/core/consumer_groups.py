@@ -241,6 +241,23 @@ def _subscribes(group: ConsumerGroup) -> bool:
     return any(m.subscribed_topic_names or m.subscribed_topic_regex for m in group.members.values())
 
 
+def _instance_id_fenced(member_id: str, instance_id: str, holder: str | None) -> HeartbeatError:
+    """throwIfInstanceIdIsFenced's error: `instance_id` is held by `holder`, not by `member_id`."""
+    return HeartbeatError(ErrorCode.FENCED_INSTANCE_ID,
+                          f"Static member {member_id} with instance id {instance_id} was fenced by member {holder}.")
+
+
+def _known_static_member(group: ConsumerGroup, member_id: str, instance_id: str) -> ConsumerGroupMember:
+    """The member holding `instance_id`, which must be `member_id`: HeartbeatError as Kafka's
+    throwIfStaticMemberIsUnknown and throwIfInstanceIdIsFenced refuse otherwise."""
+    member = group.static_member(instance_id)
+    if member is None:
+        raise HeartbeatError(ErrorCode.UNKNOWN_MEMBER_ID, f"Instance id {instance_id} is unknown.")
+    if member.member_id != member_id:
+        raise _instance_id_fenced(member_id, instance_id, member.member_id)
+    return member
+
+
 def consumer_protocol_enabled(config: BrokerConfig) -> bool:
     """Whether the KIP-848 APIs are served: `group.coordinator.rebalance.protocols` lists `consumer`."""
     return "consumer" in [p.strip().lower() for p in config["group.coordinator.rebalance.protocols"]]
@@ -441,9 +458,7 @@ class ConsumerGroupCoordinator:
                     raise HeartbeatError(ErrorCode.UNKNOWN_MEMBER_ID,
                                          f"Member {member_id} is not a member of group {group_id}.")
                 if existing_id != member_id:
-                    raise HeartbeatError(ErrorCode.FENCED_INSTANCE_ID,
-                                         f"Static member {member_id} with instance id {instance_id} was fenced by "
-                                         f"member {existing_id}.")
+                    raise _instance_id_fenced(member_id, instance_id, existing_id)
             member.instance_id = instance_id
             group.static_members[instance_id] = member.member_id
         assert member is not None
@@ -639,13 +654,7 @@ class ConsumerGroupCoordinator:
                 else:  # a restarted static member takes its old entry over (no UNRELEASED_INSTANCE_ID for classic)
                     member = self._replace_static_member(group, existing, member_id)
             else:
-                if existing is None:
-                    raise HeartbeatError(ErrorCode.UNKNOWN_MEMBER_ID, f"Instance id {instance_id} is unknown.")
-                if existing.member_id != member_id:
-                    raise HeartbeatError(ErrorCode.FENCED_INSTANCE_ID,
-                                         f"Static member {member_id} with instance id {instance_id} was fenced by "
-                                         f"member {existing.member_id}.")
-                member = existing
+                member = _known_static_member(group, member_id, instance_id)
             member.instance_id = instance_id
             group.static_members[instance_id] = member.member_id
         if rack_id is not None:
@@ -679,9 +688,7 @@ class ConsumerGroupCoordinator:
                 raise HeartbeatError(ErrorCode.UNKNOWN_MEMBER_ID, f"Member with instance id {instance_id} is not a "
                                                                   f"member of group {group.group_id}.")
             if found.member_id != member_id:
-                raise HeartbeatError(ErrorCode.FENCED_INSTANCE_ID,
-                                     f"Static member {member_id} with instance id {instance_id} was fenced by "
-                                     f"member {found.member_id}.")
+                raise _instance_id_fenced(member_id, instance_id, found.member_id)
             member = found
         if member.classic is None:
             raise HeartbeatError(ErrorCode.UNKNOWN_MEMBER_ID,
@@ -752,14 +759,7 @@ class ConsumerGroupCoordinator:
         if instance_id is None:
             member = self._member(group, member_id)
         else:
-            found = group.static_member(instance_id)
-            if found is None:
-                raise HeartbeatError(ErrorCode.UNKNOWN_MEMBER_ID, f"Instance id {instance_id} is unknown.")
-            if found.member_id != member_id:
-                raise HeartbeatError(ErrorCode.FENCED_INSTANCE_ID,
-                                     f"Static member {member_id} with instance id {instance_id} was fenced by "
-                                     f"member {found.member_id}.")
-            member = found
+            member = _known_static_member(group, member_id, instance_id)
         if member_epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH:
             # the static member keeps its partitions for its session: a restart with the same instance id takes
             # them over without a rebalance

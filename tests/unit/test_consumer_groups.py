@@ -242,3 +242,13 @@ def test_config_bounds_are_checked_at_start_as_kafka_does():
     fast = coordinator(**{"group.consumer.heartbeat.interval.ms": "200",
                           "group.consumer.min.heartbeat.interval.ms": "100"})
     assert beat(fast, "a", 0).heartbeat_interval_ms == 200
+
+
+def test_a_static_leave_names_the_member_holding_the_instance_id_as_kafka_does():
+    c = coordinator()
+    assert beat(c, "a", 0, instance_id="i1").error is ErrorCode.NONE
+    fenced = beat(c, "b", -2, instance_id="i1")
+    assert (fenced.error, fenced.message) == (ErrorCode.FENCED_INSTANCE_ID,
+                                              "Static member b with instance id i1 was fenced by member a.")
+    unknown = beat(c, "a", -2, instance_id="i9")
+    assert (unknown.error, unknown.message) == (ErrorCode.UNKNOWN_MEMBER_ID, "Instance id i9 is unknown.")
