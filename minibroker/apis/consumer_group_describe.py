@@ -17,7 +17,7 @@ from ..protocol.errors import ErrorCode
 from ..protocol.messages import ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse
 from .authorized_operations import NOT_REQUESTED_INT32
 from .context import RequestContext
-from .group_common import assignment_by_topic_id, describe_each
+from .group_common import assignment_by_topic_id, describe_each, failed_group
 from .share_common import is_share_group
 
 API_KEY = 69
@@ -31,8 +31,7 @@ _Assignment = _Member.Assignment
 
 
 def _failed(group_id: str, code: ErrorCode, message: str | None = None) -> Any:
-    return _Group(error_code=code, error_message=message, group_id=group_id, group_state="", group_epoch=0,
-                  assignment_epoch=0, assignor_name="", members=[], authorized_operations=NOT_REQUESTED_INT32)
+    return failed_group(_Group, group_id, code, message, assignor_name="")
 
 
 def handle(request: ConsumerGroupDescribeRequest, ctx: RequestContext) -> ConsumerGroupDescribeResponse:

@@ -11,7 +11,7 @@ from typing import Any
 
 from ..core.acls import AclOperation, ResourceType
 from ..protocol.errors import ErrorCode
-from .authorized_operations import to_32bit_field
+from .authorized_operations import NOT_REQUESTED_INT32, to_32bit_field
 from .context import RequestContext
 
 
@@ -46,6 +46,13 @@ def assignment_by_topic_id(ctx: RequestContext, assignment: Mapping[str, set[int
             named = {"topic_name": name} if with_names else {}
             entries.append(entry_type(topic_id=topic.topic_id, partitions=sorted(partitions), **named))
     return entries
+
+
+def failed_group(entry_type: Any, group_id: str, code: ErrorCode, message: str | None = None, **fields: Any) -> Any:
+    """A KIP-848-style describe's entry for a group it does not describe: the error, no state, zero epochs, no
+    members, authorized operations not requested; `fields` are the API's own (an assignor name, a topology)."""
+    return entry_type(error_code=code, error_message=message, group_id=group_id, group_state="", group_epoch=0,
+                      assignment_epoch=0, members=[], authorized_operations=NOT_REQUESTED_INT32, **fields)
 
 
 def describe_each(ctx: RequestContext, group_ids: list[str], include_authorized_operations: bool,

@@ -17,7 +17,7 @@ from ..protocol.errors import ErrorCode
 from ..protocol.messages import ShareGroupDescribeRequest, ShareGroupDescribeResponse
 from .authorized_operations import NOT_REQUESTED_INT32
 from .context import RequestContext
-from .group_common import assignment_by_topic_id, describe_each
+from .group_common import assignment_by_topic_id, describe_each, failed_group
 from .share_common import share_enabled, share_state
 
 API_KEY = 77
@@ -29,8 +29,7 @@ _Member = _Group.Member
 
 
 def _failed(group_id: str, code: ErrorCode, message: str | None = None) -> Any:
-    return _Group(error_code=code, error_message=message, group_id=group_id, group_state="", group_epoch=0,
-                  assignment_epoch=0, assignor_name="", members=[], authorized_operations=NOT_REQUESTED_INT32)
+    return failed_group(_Group, group_id, code, message, assignor_name="")
 
 
 def handle(request: ShareGroupDescribeRequest, ctx: RequestContext) -> ShareGroupDescribeResponse:

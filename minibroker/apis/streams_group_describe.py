@@ -19,7 +19,7 @@ from ..protocol.errors import ErrorCode
 from ..protocol.messages import StreamsGroupDescribeRequest, StreamsGroupDescribeResponse
 from .authorized_operations import NOT_REQUESTED_INT32
 from .context import RequestContext
-from .group_common import describe_each
+from .group_common import describe_each, failed_group
 from .streams_group_heartbeat import streams_groups_enabled
 
 API_KEY = 89
@@ -33,8 +33,7 @@ R = StreamsGroupDescribeResponse
 
 
 def _failed(group_id: str, code: ErrorCode, message: str | None = None) -> Any:
-    return _Group(error_code=code, error_message=message, group_id=group_id, group_state="", group_epoch=0,
-                  assignment_epoch=0, topology=None, members=[], authorized_operations=NOT_REQUESTED_INT32)
+    return failed_group(_Group, group_id, code, message, topology=None)
 
 
 def handle(request: StreamsGroupDescribeRequest, ctx: RequestContext) -> StreamsGroupDescribeResponse:
