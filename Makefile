@@ -52,7 +52,7 @@ lint: $(TEST_STAMP)
 	$(PY) -m mypy
 
 # minibroker beside Apache Kafka 4.3.1 (test-deps installs it), franz-go's kfake (bench/kfake, built here from its
-# go.mod and go.sum) and Tansu 0.6.0: bench/compare.py, the full run (under 20 minutes on an idle 2-core machine).
+# go.mod and go.sum) and Tansu 0.6.0: bench/compare.py, the full run (43 minutes on this idle 2-core machine).
 bench: test-deps
 	$(PY) -m pip install --quiet -c $(LOCK) -e '.[bench]'
 	cd bench/kfake && GOFLAGS=-mod=readonly go build -o ../../.cache/kfake/kfake .

@@ -326,7 +326,7 @@ def section_throughput(sizes: Sizes, brokers: tuple[str, ...], quick: bool, out_
     common = ["--brokers", *brokers, "--java-lib", JAVA_LIB, "--records", str(sizes.throughput_records),
               "--rounds", str(1 if quick else 3)]
     results: dict[str, Any] = {}
-    # 1 and 6 partitions with every client; 100 with librdkafka's defaults only, to keep the run under 20 minutes
+    # 1 and 6 partitions with every client; 100 with librdkafka's defaults only, to keep the run shorter
     plans = {"produce": (produce, [(["confluent", "confluent-1mb", "java"], [1, 6]), (["confluent"], [100])]),
              "consume": (consume, [(["confluent", "java"], [1, 6]), (["confluent"], [100])])}
     for name, (module, cells) in plans.items():
