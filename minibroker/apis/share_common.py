@@ -53,11 +53,6 @@ def group_refusal(ctx: RequestContext, group_id: str, must_exist: bool) -> tuple
     return None
 
 
-def partition_of(cluster: Cluster, topic: str, index: int) -> Partition | None:
-    """Cluster.find_partition, by the name ShareFetch's handler calls it."""
-    return cluster.find_partition(topic, index)
-
-
 def start_offset(cluster: Cluster, group_id: str, topic: str, index: int) -> int:
     """Where a new share partition starts: `share.auto.offset.reset` (latest by default) of the group."""
     partition = cluster.find_partition(topic, index)

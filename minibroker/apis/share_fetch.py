@@ -38,7 +38,6 @@ from .share_acknowledge import acknowledge_batches, renewing
 from .share_common import (
     fetch_upper_bound,
     is_read_committed,
-    partition_of,
     share_enabled,
     share_state,
 )
@@ -106,7 +105,7 @@ def handle(request: ShareFetchRequest, ctx: RequestContext) -> ShareFetchRespons
     # (topic id, partition) -> answer fields decided before acquiring: acknowledgement outcome, errors
     reported: dict[tuple[Any, int], dict[str, Any]] = {}
     for topic in request.topics:
-        found = cluster.topics_by_id.get(topic.topic_id)
+        found = cluster.topic_by_id(topic.topic_id)
         for part in topic.partitions:
             key = (topic.topic_id, part.partition_index)
             if part.acknowledgement_batches:
@@ -119,7 +118,7 @@ def handle(request: ShareFetchRequest, ctx: RequestContext) -> ShareFetchRespons
                 reported.setdefault(key, {})["error"] = ErrorCode.UNKNOWN_TOPIC_ID
             elif not ctx.authorize(AclOperation.READ, ResourceType.TOPIC, found.name):
                 reported.setdefault(key, {})["error"] = ErrorCode.TOPIC_AUTHORIZATION_FAILED
-            elif partition_of(cluster, found.name, part.partition_index) is None:
+            elif cluster.find_partition(found.name, part.partition_index) is None:
                 reported.setdefault(key, {})["error"] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
             elif session is not None and epoch != FINAL_EPOCH:
                 tp = (found.name, part.partition_index)
@@ -129,7 +128,7 @@ def handle(request: ShareFetchRequest, ctx: RequestContext) -> ShareFetchRespons
                         reported.setdefault(key, {})  # a partition new to the session is always answered
     if session is not None:
         for forgotten in request.forgotten_topics_data:
-            found = cluster.topics_by_id.get(forgotten.topic_id)
+            found = cluster.topic_by_id(forgotten.topic_id)
             if found is not None:
                 for index in forgotten.partitions:
                     session.partitions.pop((found.name, index), None)
@@ -154,7 +153,7 @@ def handle(request: ShareFetchRequest, ctx: RequestContext) -> ShareFetchRespons
 
     pending = Pending(build, cluster.clock.now_ms() + request.max_wait_ms)
     for name, index in session.partitions:
-        partition = partition_of(cluster, name, index)
+        partition = cluster.find_partition(name, index)
         if partition is not None:
             pending.on_finish(partition.log.watch(lambda _appended: pending.complete()))
         # records released (a lock run out, a member gone, a RELEASE) wake it too, as Kafka's delayed share fetch
@@ -175,7 +174,7 @@ def _acquire(ctx: RequestContext, group_id: str, member_id: str, session: ShareS
     for name, index in list(session.partitions):
         if max_records <= 0:
             break
-        partition = partition_of(cluster, name, index)
+        partition = cluster.find_partition(name, index)
         if partition is None:
             continue
         share_partition = coordinator.initialized_share_partition(group_id, name, index)
