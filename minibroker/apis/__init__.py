@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
 
+from ..protocol.first_use import LoadedOnFirstUse
 from . import api_versions  # the one handler named here: it answers with the ranges below
 from .releases import LATEST, release, served_range
 
@@ -127,33 +128,10 @@ def _handler_declarations() -> Iterator[tuple[str, ApiDeclaration]]:
             yield name, _declared_in_source(name, source)
 
 
-class _HandlerModules(Mapping[int, ModuleType]):
-    """The handler module of each API key, imported on first lookup."""
-
-    def __init__(self, declarations: Mapping[int, ApiDeclaration]) -> None:
-        self._declarations = declarations
-        self._modules: dict[int, ModuleType] = {}
-
-    def __getitem__(self, api_key: int) -> ModuleType:
-        try:
-            return self._modules[api_key]
-        except KeyError:
-            module = self._modules[api_key] = self._declarations[api_key].module()
-            return module
-
-    def __contains__(self, api_key: object) -> bool:
-        return api_key in self._declarations
-
-    def __iter__(self) -> Iterator[int]:
-        return iter(self._declarations)
-
-    def __len__(self) -> int:
-        return len(self._declarations)
-
-
 API_DECLARATIONS: dict[int, ApiDeclaration] = {key: declaration for key, (_, declaration)
                                                in _by_key(_handler_declarations()).items()}
-API_MODULES: Mapping[int, ModuleType] = _HandlerModules(API_DECLARATIONS)
+# The handler module of each API key, imported on first lookup
+API_MODULES: Mapping[int, ModuleType] = LoadedOnFirstUse(API_DECLARATIONS, lambda key: API_DECLARATIONS[key].module())
 
 
 @functools.cache

@@ -20,7 +20,7 @@ import re
 import sys
 import threading
 import types
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -28,6 +28,7 @@ from kafka.protocol.api_message import ApiMessage
 from kafka.protocol.schemas.fields.codecs import Bytes, UnsignedVarInt32
 
 from . import quiet_schema_loading
+from .first_use import LoadedOnFirstUse
 
 if TYPE_CHECKING:  # created on first use by __getattr__ below
     from kafka.protocol.admin import (  # noqa: F401
@@ -368,32 +369,9 @@ if not TYPE_CHECKING:  # for mypy the names are those imported and declared abov
     __getattr__ = _message_class  # PEP 562: called for the names not yet in the module
 
 
-class _MessageClasses(Mapping[int, Any]):
-    """Request or Response classes by API key, each created on first lookup."""
-
-    def __init__(self, suffix: str) -> None:
-        self._suffix = suffix
-        self._classes: dict[int, Any] = {}
-
-    def __getitem__(self, api_key: int) -> Any:
-        try:
-            return self._classes[api_key]
-        except KeyError:
-            cls = self._classes[api_key] = _message_class(API_NAMES[api_key] + self._suffix)
-            return cls
-
-    def __contains__(self, api_key: object) -> bool:
-        return api_key in API_NAMES
-
-    def __iter__(self) -> Iterator[int]:
-        return iter(API_NAMES)
-
-    def __len__(self) -> int:
-        return len(API_NAMES)
-
-
-REQUESTS: Mapping[int, Any] = _MessageClasses("Request")
-RESPONSES: Mapping[int, Any] = _MessageClasses("Response")
+# Request or Response classes by API key, each created on first lookup
+REQUESTS: Mapping[int, Any] = LoadedOnFirstUse(API_NAMES, lambda key: _message_class(API_NAMES[key] + "Request"))
+RESPONSES: Mapping[int, Any] = LoadedOnFirstUse(API_NAMES, lambda key: _message_class(API_NAMES[key] + "Response"))
 
 
 def quick_data(cls: Any, **fields: Any) -> Any:
