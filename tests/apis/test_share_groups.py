@@ -140,7 +140,8 @@ def test_a_share_fetch_acquires_whole_batches_unless_v2_asks_for_the_record_limi
     assert acquired(call(cluster, request, 2)) == [(5, 7, 1)]
 
 
-def test_records_come_back_when_the_acquisition_lock_runs_out():
+def m1_holding_the_first_batch() -> tuple[ManualClock, Cluster]:
+    """Two members with open share sessions (next epoch 1); m1 holds records 0-1 (delivery count 1), m2 got none."""
     clock = ManualClock()
     cluster = plain_cluster(clock)
     heartbeat(cluster, "m1", 0)
@@ -148,6 +149,11 @@ def test_records_come_back_when_the_acquisition_lock_runs_out():
     produce(cluster, 2)
     assert acquired(fetch(cluster, "m1", 0)) == [(0, 1, 1)]
     assert acquired(fetch(cluster, "m2", 0)) == []
+    return clock, cluster
+
+
+def test_records_come_back_when_the_acquisition_lock_runs_out():
+    clock, cluster = m1_holding_the_first_batch()
     clock.advance(30_000)  # share.record.lock.duration.ms
     assert acquired(fetch(cluster, "m2", 1)) == [(0, 1, 2)]
     late = acknowledge(cluster, "m1", 1, [(0, 1, [ACCEPT])])
@@ -592,13 +598,7 @@ def partition_errors(answer: Any) -> list[tuple[int, str | None]]:
 
 
 def test_a_renew_extends_the_lock_from_now_and_keeps_the_delivery_count():
-    clock = ManualClock()
-    cluster = plain_cluster(clock)
-    heartbeat(cluster, "m1", 0)
-    heartbeat(cluster, "m2", 0)
-    produce(cluster, 2)
-    assert acquired(fetch(cluster, "m1", 0)) == [(0, 1, 1)]
-    assert acquired(fetch(cluster, "m2", 0)) == []
+    clock, cluster = m1_holding_the_first_batch()
     clock.advance(10_000)
     answer = acknowledge_v2(cluster, "m1", 1, [(0, 1, [RENEW])])
     assert (answer.error_code, answer.acquisition_lock_timeout_ms, partition_errors(answer)) == (0, 30_000, [(0, None)])
