@@ -101,6 +101,10 @@ class Tool:
     parse: Callable[[str], dict[str, Any]]
     #: The answer lists every group of the cluster: keep only this run's (the shared Kafka has others').
     this_run_only: bool = False
+    #: It reads what a tool before it changed: a pattern its output shows once the change is seen, and ToolRunner
+    #: runs it again (bounded) until it does, as Kafka's broker applies a change from its metadata log a moment
+    #: after the controller acknowledged it. A broker that never shows it prints its last run, which is compared.
+    settled: Callable[[Names], str] | None = None
 
 
 @dataclass(frozen=True)
@@ -315,10 +319,10 @@ TOOLS: list[Tool] = [
          lambda b, n, names: ["--bootstrap-server", b, "--alter", "--topic", names.topic + "-2", "--partitions", "1"],
          parse_message),
     Tool("cli:kafka-topics-list", TOPICS, lambda b, n, names: ["--bootstrap-server", b, "--list"], parse_names,
-         this_run_only=True),
+         this_run_only=True, settled=lambda names: re.escape(names.topic + "-2")),
     Tool("cli:kafka-topics-describe-created", TOPICS,
          lambda b, n, names: ["--bootstrap-server", b, "--describe", "--topic", names.topic + "-2"],
-         parse_topic_describe),
+         parse_topic_describe, settled=lambda names: r"PartitionCount: 4\t"),
     Tool("cli:kafka-configs-alter-topic", CONFIGS,
          lambda b, n, names: _entity(b, "topics", names.topic + "-2", "--alter", "--add-config",
                                      "max.message.bytes=2000000", "--delete-config", "retention.ms"), parse_message),
@@ -326,7 +330,8 @@ TOOLS: list[Tool] = [
          lambda b, n, names: _entity(b, "topics", names.topic + "-2", "--alter", "--add-config", "no.such.config=1"),
          parse_message),
     Tool("cli:kafka-configs-describe-topic", CONFIGS,
-         lambda b, n, names: _entity(b, "topics", names.topic + "-2", "--describe"), parse_configs),
+         lambda b, n, names: _entity(b, "topics", names.topic + "-2", "--describe"), parse_configs,
+         settled=lambda names: r"max\.message\.bytes=2000000"),
     Tool("cli:kafka-configs-alter-broker-unknown-config", CONFIGS,
          lambda b, n, names: _entity(b, "brokers", str(n), "--alter", "--add-config", "no.such.config=1"),
          parse_message),
@@ -344,7 +349,8 @@ TOOLS: list[Tool] = [
          lambda b, n, names: ["--bootstrap-server", b, "--add", "--allow-principal", f"User:{names.user}",
                               "--operation", "Read", "--topic", names.topic], parse_message),
     Tool("cli:kafka-acls-list-topic", ACLS,
-         lambda b, n, names: ["--bootstrap-server", b, "--list", "--topic", names.topic], parse_message),
+         lambda b, n, names: ["--bootstrap-server", b, "--list", "--topic", names.topic], parse_message,
+         settled=lambda names: re.escape(names.user)),
     Tool("cli:kafka-acls-remove", ACLS,
          lambda b, n, names: ["--bootstrap-server", b, "--remove", "--allow-principal", f"User:{names.user}",
                               "--operation", "Read", "--topic", names.topic, "--force"], parse_message),
@@ -357,7 +363,8 @@ TOOLS: list[Tool] = [
          lambda b, n, names: _entity(b, "users", names.user, "--alter", "--add-config", "producer_byte_rate=1048576"),
          parse_message),
     Tool("cli:kafka-configs-describe-user-after", CONFIGS,
-         lambda b, n, names: _entity(b, "users", names.user, "--describe"), parse_message),
+         lambda b, n, names: _entity(b, "users", names.user, "--describe"), parse_message,
+         settled=lambda names: r"(?s)producer_byte_rate.*SCRAM-SHA-256"),
     Tool("cli:kafka-configs-describe-group", CONFIGS,
          lambda b, n, names: _entity(b, "groups", names.group, "--describe"), parse_configs),
     Tool("cli:kafka-configs-alter-group", CONFIGS,
@@ -367,7 +374,8 @@ TOOLS: list[Tool] = [
          lambda b, n, names: _entity(b, "groups", names.group, "--alter", "--add-config", "retention.ms=1"),
          parse_message),
     Tool("cli:kafka-configs-describe-all-group", CONFIGS,
-         lambda b, n, names: _entity(b, "groups", names.group, "--describe", "--all"), parse_configs),
+         lambda b, n, names: _entity(b, "groups", names.group, "--describe", "--all"), parse_configs,
+         settled=lambda names: r"consumer\.session\.timeout\.ms=50000"),
     # and take the group's config away again: Kafka keeps a group's configs after the group is deleted, and a
     # scenario run later on the same reference (list_config_resources) expects no group config resources
     Tool("cli:kafka-configs-alter-group-delete-config", CONFIGS,
@@ -525,7 +533,8 @@ def run_tools(classpath: str, bootstrap: str, node_id: int, names: Names) -> lis
     """Every tool of TOOLS against one broker, in one JVM; their outputs in order."""
     args: list[str] = []
     for tool in TOOLS:
-        args += [tool.main, *tool.args(bootstrap, node_id, names), ";"]
+        settled = ["--until", tool.settled(names)] if tool.settled else []
+        args += [*settled, tool.main, *tool.args(bootstrap, node_id, names), ";"]
     done = subprocess.run(["java", *JVM_OPTS, "-cp", classpath, f"-Dlog4j2.configurationFile={TOOLS_LOG4J2}",
                            "ToolRunner", *args], capture_output=True, text=True, timeout=TOOLS_TIMEOUT_S,
                           stdin=subprocess.DEVNULL)

@@ -17,6 +17,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.locks.LockSupport;
+import java.util.regex.Pattern;
 
 import org.apache.kafka.common.utils.Exit;
 
@@ -24,7 +25,10 @@ import org.apache.kafka.common.utils.Exit;
  * Runs several of Kafka's command-line tools one after the other in one JVM (a JVM start costs seconds on a
  * small machine): arguments are groups separated by ";", each a tool's main class followed by its arguments.
  * A group may start with "--stdin" and a file: that tool reads its standard input from the file (the console
- * producer), where the others read an empty one.
+ * producer), where the others read an empty one. A group may start with "--until" and a regular expression: that
+ * tool runs again (up to UNTIL_RUNS times, half a second apart) while its standard output does not contain it, as
+ * a tool that reads a change may run before Kafka's broker applied that change from its metadata log (CreateAcls
+ * answers when the controller committed the ACL; the broker's authorizer sees it a moment later).
  * Prints one JSON line per tool: {"tool": index, "exit": code, "out": stdout, "err": stderr}.
  *
  * Each tool runs in a thread of its own; its Exit.exit ends that tool only (exit code -1: it threw, -2: it
@@ -39,6 +43,12 @@ public final class ToolRunner {
 
     /** A tool that neither returns nor exits within this is reported with exit code -2. */
     private static final long TOOL_TIMEOUT_S = 90;
+
+    /** How often a tool marked "--until" runs at most. */
+    private static final int UNTIL_RUNS = 20;
+
+    /** What one run of a tool left: its exit code and captured streams. */
+    private record Run(int code, ByteArrayOutputStream stdout, ByteArrayOutputStream stderr) { }
 
     /** An OutputStream whose target can be swapped. */
     private static final class Switch extends OutputStream {
@@ -89,68 +99,83 @@ public final class ToolRunner {
 
         for (int index = 0; index < tools.size(); index++) {
             List<String> group = tools.get(index);
-            InputStream stdin = InputStream.nullInputStream();
-            if (group.size() > 2 && group.get(0).equals("--stdin")) {
-                stdin = new FileInputStream(group.get(1));
+            Pattern until = null;
+            if (group.size() > 2 && group.get(0).equals("--until")) {
+                until = Pattern.compile(group.get(1));
                 group = group.subList(2, group.size());
             }
-            System.setIn(stdin);
-            List<String> tool = group;
-            ByteArrayOutputStream stdout = new ByteArrayOutputStream();
-            ByteArrayOutputStream stderr = new ByteArrayOutputStream();
-            out.target = stdout;
-            err.target = stderr;
-            Map<Thread, Thread> before = runtimeHooks();
-            Set<Thread> hooksBefore = before == null ? Set.of() : new HashSet<>(before.keySet());
-            CompletableFuture<Integer> done = new CompletableFuture<>();
-            running = done;
-            Thread thread = new Thread(() -> {
-                try {
-                    Class.forName(tool.get(0)).getMethod("main", String[].class)
-                        .invoke(null, (Object) tool.subList(1, tool.size()).toArray(new String[0]));
-                    done.complete(0);  // returned without Exit.exit
-                } catch (InvocationTargetException e) {
-                    e.getCause().printStackTrace();
-                    done.complete(-1);
-                } catch (ReflectiveOperationException e) {
-                    e.printStackTrace();
-                    done.complete(-1);
-                }
-            }, "tool-" + index);
-            thread.setDaemon(true);
-            thread.start();
-            int code;
-            try {
-                code = done.get(TOOL_TIMEOUT_S, TimeUnit.SECONDS);
-            } catch (TimeoutException e) {
-                code = -2;
+            String stdinFile = null;
+            if (group.size() > 2 && group.get(0).equals("--stdin")) {
+                stdinFile = group.get(1);
+                group = group.subList(2, group.size());
             }
-            List<Thread> hooks = new ArrayList<>();
-            for (Runnable hook : HOOKS) hooks.add(new Thread(hook, "hook-" + index));
-            HOOKS.clear();
-            Map<Thread, Thread> registered = runtimeHooks();
-            if (registered != null) {
-                Set<Thread> added = new HashSet<>(registered.keySet());  // the tool ended: nothing adds more
-                added.removeAll(hooksBefore);
-                for (Thread hook : added) {
-                    Runtime.getRuntime().removeShutdownHook(hook);
-                    hooks.add(hook);
-                }
+            Run run = runOnce(group, stdinFile, index, out, err);
+            for (int again = 1; until != null && again < UNTIL_RUNS
+                                && !until.matcher(run.stdout().toString(StandardCharsets.UTF_8)).find(); again++) {
+                Thread.sleep(500);
+                run = runOnce(group, stdinFile, index, out, err);
             }
-            for (Thread hook : hooks) {  // in turn; a JVM would start them together, but none waits on another
-                hook.setDaemon(true);
-                hook.start();
-                hook.join(TimeUnit.SECONDS.toMillis(TOOL_TIMEOUT_S));
-            }
-            System.out.flush();
-            System.err.flush();
-            out.target = OutputStream.nullOutputStream();
-            err.target = OutputStream.nullOutputStream();
-            real.println("{\"tool\": " + index + ", \"exit\": " + code + ", \"out\": " + json(stdout) + ", \"err\": "
-                         + json(stderr) + "}");
+            real.println("{\"tool\": " + index + ", \"exit\": " + run.code() + ", \"out\": " + json(run.stdout())
+                         + ", \"err\": " + json(run.stderr()) + "}");
         }
         real.flush();
         Runtime.getRuntime().halt(0);  // parked tool threads and their clients' threads must not keep the JVM up
+    }
+
+    /** Runs one tool in a thread of its own and then the shutdown hooks it added; its exit code and output. */
+    private static Run runOnce(List<String> tool, String stdinFile, int index, Switch out, Switch err) throws Exception {
+        System.setIn(stdinFile == null ? InputStream.nullInputStream() : new FileInputStream(stdinFile));
+        ByteArrayOutputStream stdout = new ByteArrayOutputStream();
+        ByteArrayOutputStream stderr = new ByteArrayOutputStream();
+        out.target = stdout;
+        err.target = stderr;
+        Map<Thread, Thread> before = runtimeHooks();
+        Set<Thread> hooksBefore = before == null ? Set.of() : new HashSet<>(before.keySet());
+        CompletableFuture<Integer> done = new CompletableFuture<>();
+        running = done;
+        Thread thread = new Thread(() -> {
+            try {
+                Class.forName(tool.get(0)).getMethod("main", String[].class)
+                    .invoke(null, (Object) tool.subList(1, tool.size()).toArray(new String[0]));
+                done.complete(0);  // returned without Exit.exit
+            } catch (InvocationTargetException e) {
+                e.getCause().printStackTrace();
+                done.complete(-1);
+            } catch (ReflectiveOperationException e) {
+                e.printStackTrace();
+                done.complete(-1);
+            }
+        }, "tool-" + index);
+        thread.setDaemon(true);
+        thread.start();
+        int code;
+        try {
+            code = done.get(TOOL_TIMEOUT_S, TimeUnit.SECONDS);
+        } catch (TimeoutException e) {
+            code = -2;
+        }
+        List<Thread> hooks = new ArrayList<>();
+        for (Runnable hook : HOOKS) hooks.add(new Thread(hook, "hook-" + index));
+        HOOKS.clear();
+        Map<Thread, Thread> registered = runtimeHooks();
+        if (registered != null) {
+            Set<Thread> added = new HashSet<>(registered.keySet());  // the tool ended: nothing adds more
+            added.removeAll(hooksBefore);
+            for (Thread hook : added) {
+                Runtime.getRuntime().removeShutdownHook(hook);
+                hooks.add(hook);
+            }
+        }
+        for (Thread hook : hooks) {  // in turn; a JVM would start them together, but none waits on another
+            hook.setDaemon(true);
+            hook.start();
+            hook.join(TimeUnit.SECONDS.toMillis(TOOL_TIMEOUT_S));
+        }
+        System.out.flush();
+        System.err.flush();
+        out.target = OutputStream.nullOutputStream();
+        err.target = OutputStream.nullOutputStream();
+        return new Run(code, stdout, stderr);
     }
 
     /** The JVM's registered shutdown hooks (java.lang.ApplicationShutdownHooks.hooks), or null if not open to us. */
