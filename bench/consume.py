@@ -25,6 +25,7 @@ from brokers import (  # noqa: E402
     READY_TIMEOUT,
     RECORD_SIZE,
     ROOT,
+    BrokerSource,
     ClientProcess,
     create_topic,
     fresh_broker,
@@ -160,11 +161,12 @@ def client_command(client: str, bootstrap: str, topic: str, count: int, java_cp:
     return ["java", *JVM_OPTS, "-cp", java_cp, "ConsumeBench", bootstrap, topic, str(count), timeout]
 
 
-def run_once(run: Run, count: int, java_cp: str) -> Run:
-    """Fresh broker, topic and preload, then a consumer reads it all; measures that read only."""
+def run_once(run: Run, count: int, java_cp: str, source: BrokerSource = fresh_broker) -> Run:
+    """A broker from `source` (fresh by default), a topic and its preload, then a consumer reads it all; measures
+    that read only."""
     name = f"consume-{run.client}-p{run.partitions}-{run.broker}-r{run.round}"
-    topic = f"bench-p{run.partitions}"
-    with fresh_broker(run, name) as broker:
+    topic = f"bench-{run.client}-p{run.partitions}"
+    with source(run, name) as broker:
         create_topic(broker.bootstrap_servers, topic, run.partitions)
         start = time.perf_counter()
         preload(broker.bootstrap_servers, topic, run.partitions, count)
@@ -213,10 +215,11 @@ def main(argv: list[str] | None = None) -> int:
 
     cells = [(client, partitions, records) for client in args.clients for partitions in args.partitions
              if partitions != WIDE_PARTITIONS or client in WIDE_CLIENTS]
-    runs = alternate(cells, rounds, lambda client, partitions, broker, rnd, count:
-                     run_once(Run(client, partitions, broker, rnd), count, java_cp), COLUMNS, brokers)
+    runs = alternate(cells, rounds, lambda client, partitions, broker, rnd, count, source:
+                     run_once(Run(client, partitions, broker, rnd), count, java_cp, source), COLUMNS, brokers,
+                     args.broker_per_round, "consume")
     settings = {"rounds": rounds, "quick": args.quick, "records": records, "brokers": list(brokers),
-                "java_lib": args.java_lib,
+                "java_lib": args.java_lib, "broker_per_round": args.broker_per_round,
                 "confluent_consume_batch": CONFLUENT_BATCH, "gb": "record value bytes consumed / 1e9"}
     return report(runs, env, settings, output, COLUMNS, SUMMARY_KEYS, brokers)
 

@@ -32,7 +32,9 @@ from brokers import (  # noqa: E402
     RECORD_SIZE,
     ROOT,
     Broker,
+    BrokerSource,
     ClientProcess,
+    RoundBroker,
     create_topic,
     ensure_kfake,
     ensure_tansu,
@@ -185,12 +187,13 @@ def rates(run: Any, value_bytes: int) -> None:
     run.cpu_s_per_gb = run.broker_cpu_s / gigabytes if gigabytes else float("nan")
 
 
-def run_once(run: Run, count: int, java_cp: str) -> Run:
-    """Fresh broker, topic, producer; measures the timed phase. Stops every process it started."""
+def run_once(run: Run, count: int, java_cp: str, source: BrokerSource = fresh_broker) -> Run:
+    """A broker from `source` (fresh by default), a topic, a producer; measures the timed phase. Stops every
+    process it started."""
     name = f"{run.client}-p{run.partitions}-{run.broker}-r{run.round}"
-    topic = f"bench-p{run.partitions}"
+    topic = f"bench-{run.client}-p{run.partitions}"
     run.quiet_wait_s = wait_for_quiet()
-    with fresh_broker(run, name) as broker:
+    with source(run, name) as broker:
         create_topic(broker.bootstrap_servers, topic, run.partitions)
         with ClientProcess(client_command(run.client, broker.bootstrap_servers, topic, count, java_cp),
                            LOG_DIR / f"{name}.client.log") as client:
@@ -286,19 +289,38 @@ def summary_table(summary: list[dict[str, Any]], latency: bool = True) -> str:
     return format_table(headers, rows)
 
 
-def alternate(cells: list[tuple[str, int, int]], rounds: int, run_one: Callable[[str, int, str, int, int], Any],
-              columns: tuple[tuple[str, str, str], ...] = COLUMNS, brokers: tuple[str, ...] = BROKERS) -> list[Any]:
-    """Runs each (client, partitions, records) cell `rounds` times per broker, the brokers alternating."""
+def alternate(cells: list[tuple[str, int, int]], rounds: int, run_one: Callable[..., Any],
+              columns: tuple[tuple[str, str, str], ...] = COLUMNS, brokers: tuple[str, ...] = BROKERS,
+              per_round: bool = False, bench: str = "produce") -> list[Any]:
+    """Runs each (client, partitions, records) cell `rounds` times per broker, the brokers alternating.
+
+    `run_one(client, partitions, broker, round, records, source)` gets its broker from `source(run, name)`: a fresh
+    one per run (`fresh_broker`), or with `per_round` the round's `RoundBroker`, which runs every cell in turn and
+    is stopped before the next broker kind starts (so one broker runs at a time either way)."""
     runs = []
-    for client, partitions, count in cells:
-        for rnd in range(1, rounds + 1):
-            for broker in brokers:
-                log(f"{client} {partitions}p {broker} round {rnd}: {count:,} records")
-                run = run_one(client, partitions, broker, rnd, count)
-                runs.append(run)
-                print(format_table([c[0] for c in columns], [run_row(run, columns)]) + "\n", flush=True)
-                if run.error:
-                    log(f"run failed: {run.error}")
+
+    def one(client: str, partitions: int, broker: str, rnd: int, count: int, source: BrokerSource) -> None:
+        log(f"{client} {partitions}p {broker} round {rnd}: {count:,} records")
+        run = run_one(client, partitions, broker, rnd, count, source)
+        runs.append(run)
+        print(format_table([c[0] for c in columns], [run_row(run, columns)]) + "\n", flush=True)
+        if run.error:
+            log(f"run failed: {run.error}")
+
+    if not per_round:
+        for client, partitions, count in cells:
+            for rnd in range(1, rounds + 1):
+                for broker in brokers:
+                    one(client, partitions, broker, rnd, count, fresh_broker)
+        return runs
+    for rnd in range(1, rounds + 1):
+        for broker in brokers:
+            shared = RoundBroker(broker, f"{bench}-{broker}-r{rnd}")
+            try:
+                for client, partitions, count in cells:
+                    one(client, partitions, broker, rnd, count, shared.lend)
+            finally:
+                shared.stop()
     return runs
 
 
@@ -352,6 +374,9 @@ def bench_parser(doc: str | None, rounds: int, records_help: str, clients: list[
     parser.add_argument("--java-lib", choices=sorted(JAVA_LIBS), default="3.9",
                         help="the kafka-clients set the Java program runs with (default 3.9, the old figures)")
     parser.add_argument("--output", type=Path, help=f"JSON output path (default {results.relative_to(ROOT)})")
+    parser.add_argument("--broker-per-round", action="store_true",
+                        help="one broker per round and kind runs every client and partition count in turn, its "
+                             "topics deleted after each run (default: a fresh broker per run)")
     parser.add_argument("--confluent-worker", nargs=len(worker_args), metavar=worker_args, help=argparse.SUPPRESS)
     return parser
 
@@ -388,10 +413,11 @@ def main(argv: list[str] | None = None) -> int:
     env, java_cp = prepare(args.clients, brokers, args.java_lib)
 
     cells = [(client, partitions, records[client]) for client in args.clients for partitions in args.partitions]
-    runs = alternate(cells, rounds, lambda client, partitions, broker, rnd, count:
-                     run_once(Run(client, partitions, broker, rnd), count, java_cp), COLUMNS, brokers)
+    runs = alternate(cells, rounds, lambda client, partitions, broker, rnd, count, source:
+                     run_once(Run(client, partitions, broker, rnd), count, java_cp, source), COLUMNS, brokers,
+                     args.broker_per_round)
     settings = {"rounds": rounds, "quick": args.quick, "records": records, "brokers": list(brokers),
-                "java_lib": args.java_lib, "confluent_1mb": CONFLUENT_1MB,
+                "java_lib": args.java_lib, "confluent_1mb": CONFLUENT_1MB, "broker_per_round": args.broker_per_round,
                 "warmup_records": {c: min(WARMUP_MAX, int(n * WARMUP_FRACTION)) for c, n in records.items()}}
     return report(runs, env, settings, output, COLUMNS, SUMMARY_KEYS, brokers)
 
