@@ -6,6 +6,9 @@ whole, or decompresses it incrementally under a bound (`iter_decompressed`, as K
 SnappyCompression, Lz4Compression and ZstdCompression wrap their streams). Also the LZ4 frame as Kafka's
 Lz4BlockOutputStream writes it and the header checksum its input stream forgives (KAFKA-3160), which magic 0
 message sets need.
+
+The codec libraries (cramjam, lz4, zstandard) are imported by the functions that use them, on first use: a broker
+whose clients never compress does not load them.
 """
 
 from __future__ import annotations
@@ -13,10 +16,6 @@ from __future__ import annotations
 import struct
 import zlib
 from collections.abc import Generator, Iterator
-
-import cramjam
-import lz4.frame
-import zstandard
 
 from .errors import DecompressionLimitError, ErrorCode, KafkaError
 
@@ -32,6 +31,8 @@ def decompress(codec: int, payload: bytes | memoryview) -> bytes:
     """The uncompressed records section of a batch compressed with `codec`."""
     if codec == COMPRESSION_NONE:
         return bytes(payload)
+    import cramjam
+
     if codec == COMPRESSION_GZIP:
         return bytes(cramjam.gzip.decompress(bytes(payload)))
     if codec == COMPRESSION_SNAPPY:
@@ -47,6 +48,8 @@ _XERIAL_MAGIC = b"\x82SNAPPY\x00"
 
 
 def _snappy_decompress(payload: bytes) -> bytes:
+    import cramjam
+
     # Java and librdkafka clients write Xerial-framed snappy: a 16-byte header,
     # then blocks of (int32 length, raw snappy block).
     if payload.startswith(_XERIAL_MAGIC):
@@ -103,6 +106,8 @@ def _decompress_pieces(codec: int, payload: memoryview, limit: int, chunk: int
     elif codec == COMPRESSION_LZ4:
         yield from _lz4_pieces(payload, chunk)
     elif codec == COMPRESSION_ZSTD:
+        import zstandard
+
         reader = zstandard.ZstdDecompressor().stream_reader(payload, read_across_frames=True)
         while piece := reader.read(chunk):
             yield piece
@@ -151,6 +156,8 @@ def _snappy_pieces(payload: memoryview, limit: int) -> Iterator[bytes]:
 
 
 def _snappy_block(block: memoryview, limit: int) -> bytes:
+    import cramjam
+
     declared = int(cramjam.snappy.decompress_raw_len(block))
     if declared > limit:
         raise DecompressionLimitError(limit)
@@ -158,6 +165,8 @@ def _snappy_block(block: memoryview, limit: int) -> bytes:
 
 
 def _lz4_pieces(payload: memoryview, chunk: int) -> Iterator[bytes]:
+    import lz4.frame
+
     decompressor = lz4.frame.LZ4FrameDecompressor()
     piece = decompressor.decompress(payload, max_length=chunk)
     while True:
@@ -171,6 +180,8 @@ def compress(codec: int, payload: bytes) -> bytes:
     """Compress a records section with `codec` (raw snappy, lz4 frame)."""
     if codec == COMPRESSION_NONE:
         return payload
+    import cramjam
+
     if codec == COMPRESSION_GZIP:
         return bytes(cramjam.gzip.compress(payload))
     if codec == COMPRESSION_SNAPPY:
@@ -214,6 +225,8 @@ def kafka_lz4_frame(payload: bytes, broken_header_checksum: bool = False) -> byt
     """An LZ4 frame as Kafka's Lz4BlockOutputStream writes it: independent 64 KB blocks, no checksums but the
     header's; `broken_header_checksum` hashes the frame magic into it too, as Kafka 0.8 did and Kafka still
     does for magic 0 message sets (useBrokenFlagDescriptorChecksum, KAFKA-3160)."""
+    import lz4.frame
+
     frame = lz4.frame.compress(payload, block_size=lz4.frame.BLOCKSIZE_MAX64KB, block_linked=False,
                                content_checksum=False, block_checksum=False, store_size=False)
     if not broken_header_checksum:

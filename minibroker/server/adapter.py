@@ -17,7 +17,7 @@ import socket
 import ssl
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..apis.context import CloseConnection, Session
 from ..apis.dispatch import Answer, Deferred, NoReply, Reply, handle_frame
@@ -25,17 +25,19 @@ from ..core.cluster import Cluster
 from ..core.cluster_model import Endpoint, Node
 from ..protocol.errors import KafkaError
 from .admission import Admission, AuthAnswer, close_reason, handshake_timeout_s, setup_failure
-from .authenticator import SaslAuthenticator
 from .connection import NEED_DATA, SEND, Closed, Connection, DropConnection, Request, RequestHook
 from .quotas import ConnectionQuotas, RequestMemory
 from .request_log import RequestLog
+
+if TYPE_CHECKING:  # authenticator.py and the SASL mechanisms load only for a SASL listener (broker.py)
+    from .authenticator import SaslAuthenticator
 
 log = logging.getLogger("minibroker.connection")
 
 READ_BUFFER_SIZE = 256 * 1024  # one per broker, shared by its connections: reads land here
 
 # a new connection's SaslAuthenticator, given how the listener answers ApiVersions
-AuthenticatorFactory = Callable[[Callable[[memoryview], Answer]], SaslAuthenticator]
+AuthenticatorFactory = Callable[[Callable[[memoryview], Answer]], "SaslAuthenticator"]
 
 
 @dataclass(eq=False)

@@ -18,15 +18,17 @@ from __future__ import annotations
 
 import ssl
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ..apis.context import CloseConnection, Session
 from ..apis.dispatch import Answer
 from ..core.config import BrokerConfig
 from ..protocol.errors import KafkaError
-from .authenticator import SaslAuthenticator
 from .connection import Closed, Connection
 from .quotas import ConnectionQuotas
-from .tls_principal import PrincipalMappingError, principal_from_certificate
+
+if TYPE_CHECKING:
+    from .authenticator import SaslAuthenticator
 
 SESSION_EXPIRED = "the SASL session expired without re-authentication (connections.max.reauth.ms)"
 
@@ -63,6 +65,8 @@ class Admission:
 
     def tls_established(self, certificate: bytes | None) -> Closed | None:
         """The TLS handshake is over with the peer's certificate (DER, None without one): Closed when refused."""
+        from .tls_principal import PrincipalMappingError, principal_from_certificate  # TLS listeners only
+
         try:
             principal = principal_from_certificate(certificate, self.principal_mapping_rules)
         except PrincipalMappingError as exc:

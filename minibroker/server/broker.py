@@ -7,7 +7,7 @@ import contextlib
 import logging
 import ssl
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..apis.dispatch import Answer
 from ..apis.feature_levels import new_feature_levels
@@ -16,14 +16,15 @@ from ..core.clock import Clock
 from ..core.cluster import Cluster
 from ..core.cluster_model import Endpoint, Node
 from ..core.config import KIP1269_CONFIGS, BrokerConfig, ConfigError
-from ..protocol.jaas import load_server_jaas
 from ..protocol.security_protocol import uses_sasl, uses_tls
 from .acceptor import Acceptor, listening_sockets
-from .adapter import READ_BUFFER_SIZE, AuthenticatorFactory, ConnectionAdapter, Listener
-from .authenticator import SaslAuthenticator
+from .adapter import READ_BUFFER_SIZE, ConnectionAdapter, Listener
 from .connection import RequestHook
 from .quotas import ConnectionQuotas, RequestMemory
-from .sasl.mechanism import SUPPORTED_MECHANISMS, SaslServerConfig
+
+if TYPE_CHECKING:
+    from .adapter import AuthenticatorFactory
+    from .authenticator import SaslAuthenticator
 
 log = logging.getLogger("minibroker")
 
@@ -86,6 +87,11 @@ def sasl_authenticator_factory(cluster: Cluster, endpoint: Endpoint) -> Authenti
     `listener.name.<listener>.<mechanism>.sasl.jaas.config` (JaasContext.loadServerContext), which for PLAIN
     names the users (`user_alice="secret"`) and for OAUTHBEARER holds the unsecured validator's options.
     """
+    # SASL's modules (and the SCRAM credentials') load only for a SASL listener, not with every broker
+    from ..protocol.jaas import load_server_jaas
+    from .authenticator import SaslAuthenticator
+    from .sasl.mechanism import SUPPORTED_MECHANISMS, SaslServerConfig
+
     config = cluster.config
     listener = endpoint.listener
     mechanisms = [str(m) for m in config.listener_value(listener, "sasl.enabled.mechanisms")]

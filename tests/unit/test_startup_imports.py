@@ -47,6 +47,24 @@ def test_serve_imports_no_handler_module_but_api_versions_no_message_class_it_do
     assert "minibroker.server.tls" not in loaded and "cryptography" not in loaded
 
 
+def test_serve_imports_no_sasl_mechanism_principal_mapping_or_compression_library() -> None:
+    loaded = set(json.loads(_run(SERVE_IMPORTS)))
+    # a PLAINTEXT broker needs no SASL (its SaslAuthenticator comes with the first SASL listener's factory), no
+    # TLS principal mapping and no codec library (the first compressed batch imports its codec's)
+    assert not loaded & {"minibroker.server.authenticator", "minibroker.server.sasl.mechanism",
+                         "minibroker.server.tls_principal", "cramjam", "lz4", "lz4.frame", "zstandard"}
+
+
+def test_compression_imports_its_codec_library_on_first_use() -> None:
+    out = _run("import sys\n"
+               "from minibroker.protocol import compression as c\n"
+               "before = [m in sys.modules for m in ('cramjam', 'lz4', 'zstandard')]\n"
+               "assert c.decompress(c.COMPRESSION_GZIP, c.compress(c.COMPRESSION_GZIP, b'x' * 100)) == b'x' * 100\n"
+               "assert c.decompress(c.COMPRESSION_LZ4, c.kafka_lz4_frame(b'y' * 100)) == b'y' * 100\n"
+               "print(before, 'cramjam' in sys.modules, 'lz4.frame' in sys.modules)")
+    assert out.strip() == "[False, False, False] True True"
+
+
 def test_a_handler_module_is_imported_on_its_first_lookup() -> None:
     out = _run("import sys, minibroker.apis as apis\n"
                "before = 'minibroker.apis.create_topics' in sys.modules\n"
