@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from .apis.releases import RELEASES, release
 from .core.config import LISTENER_PREFIX, ConfigError, load_properties
-from .core.credentials import parse_add_scram
 from .core.features import parse_feature_flag
 
 if TYPE_CHECKING:
@@ -374,8 +373,11 @@ def _write_ready_file(path: Path, text: str) -> None:
 
 
 async def _serve(args: argparse.Namespace, configs: dict[str, str], broker: Broker) -> int:
-    for seed in map(parse_add_scram, args.add_scram):
-        broker.cluster.credentials.put_scram(seed.user, seed.mechanism, seed.credential)
+    if args.add_scram:  # credentials.py (SCRAM's hashing) loads only for them
+        from .core.credentials import parse_add_scram
+
+        for seed in map(parse_add_scram, args.add_scram):
+            broker.cluster.credentials.put_scram(seed.user, seed.mechanism, seed.credential)
     faults = _parse_faults(args.fault)
     control = control_server = control_port = None
     if faults or args.control_port is not None:
@@ -486,8 +488,11 @@ def main(argv: list[str] | None = None) -> int:
         from .server.broker import cluster_config
 
         _parse_faults(args.fault)
-        for argument in args.add_scram:
-            parse_add_scram(argument)
+        if args.add_scram:
+            from .core.credentials import parse_add_scram
+
+            for argument in args.add_scram:
+                parse_add_scram(argument)
         release(args.as_version)
         profiles = _parse_node_profiles(args.node_profile)
         first_id = BrokerConfig(configs, profile=args.as_version).node_id

@@ -15,7 +15,7 @@ import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..protocol import records
 from ..protocol.errors import ErrorCode, KafkaError
@@ -23,14 +23,17 @@ from .acls import StandardAuthorizer, parse_super_users
 from .clock import Clock, SystemClock
 from .cluster_model import GROUP_METADATA_TOPIC, AppendResult, Node, Partition, Topic, coordinator_partition
 from .config import LATEST_APPEND_MODE, BrokerConfig
-from .credentials import CredentialStore
+from .consumer_groups import validate_configs as validate_consumer_group_configs
 from .features import FeatureLevels
 from .fetch_sessions import FetchSessionCache
-from .group_coordinator import GroupCoordinator
 from .log_validator import TopicPolicy, validate_batch
 from .replication_control import NewTopic, ReplicationControl
 from .share_state import ShareState
 from .transaction_coordinator import TransactionCoordinator
+
+if TYPE_CHECKING:
+    from .credentials import CredentialStore
+    from .group_coordinator import GroupCoordinator
 
 KAFKA_BATCHES_TO_RETAIN = 5  # what every Kafka release before KIP-1269 keeps per producer
 _CODECS = {"uncompressed": 0, "gzip": 1, "snappy": 2, "lz4": 3, "zstd": 4}
@@ -73,9 +76,13 @@ class Cluster:
         self._fetch_sessions: dict[int, FetchSessionCache] = {}  # per node: each is a broker with its own cache
         self._modes: dict[int, int | None] = {}  # per node: duplicate_range, for config version _modes_version
         self._modes_version = -1
-        self.groups = GroupCoordinator(self.config, self.clock, self.replication.partition_exists)
-        # SCRAM credentials, cluster metadata as in KRaft (AlterUserScramCredentials); PLAIN users are per listener
-        self.credentials = CredentialStore()
+        # The group coordinator is built on first use (the `groups` property): a broker whose clients use no group
+        # does not load its modules. Its start-up checks run now, and its offset-expiry sweeps are scheduled from
+        # now, as when it was built here.
+        validate_consumer_group_configs(self.config)
+        self._groups: GroupCoordinator | None = None
+        self._next_offset_expiry_check = self.clock.now_ms() + self.config["offsets.retention.check.interval.ms"]
+        self._credentials: CredentialStore | None = None  # built on first use (the `credentials` property)
         # ACLs, cluster metadata too (AclControlManager); None without `authorizer.class.name`
         self.authorizer = (StandardAuthorizer(parse_super_users(self.config["super.users"]),
                                               self.config["allow.everyone.if.no.acl.found"])
@@ -86,6 +93,26 @@ class Cluster:
         # finalized feature levels (FeatureControlManager); apis/feature_levels.py sets them from the nodes'
         # releases, as the nodes' releases are known there
         self.features: FeatureLevels | None = None
+
+    @property
+    def groups(self) -> GroupCoordinator:
+        """The group coordinator: classic, consumer and streams groups and their committed offsets."""
+        if self._groups is None:
+            from .group_coordinator import GroupCoordinator
+
+            self._groups = GroupCoordinator(self.config, self.clock, self.replication.partition_exists,
+                                            next_offset_expiry_check=self._next_offset_expiry_check)
+        return self._groups
+
+    @property
+    def credentials(self) -> CredentialStore:
+        """The SCRAM credentials, cluster metadata as in KRaft (AlterUserScramCredentials); PLAIN users are per
+        listener. Built on first use: a broker without SASL or the SCRAM APIs never loads credentials.py."""
+        if self._credentials is None:
+            from .credentials import CredentialStore
+
+            self._credentials = CredentialStore()
+        return self._credentials
 
     # -- topics (ReplicationControl's, with what the rest of the broker keeps of them) -------
 
@@ -117,7 +144,8 @@ class Cluster:
     def delete_topic(self, name: str) -> Topic:
         """Remove a topic, its data, the groups' committed offsets of it and its share partitions (DeleteTopics)."""
         topic = self.replication.delete_topic(name)
-        self.groups.forget_topic(name)
+        if self._groups is not None:  # no coordinator yet, no offsets of it
+            self._groups.forget_topic(name)
         self.shares.forget_topic(name)
         return topic
 
@@ -380,10 +408,14 @@ class Cluster:
     def tick(self) -> None:
         """Run what is due on the clock: group, share-group and transaction deadlines, retention, producer-id
         expiry."""
-        self.groups.tick()
+        now = self.clock.now_ms()
+        if self._groups is not None:
+            self._groups.tick()
+        elif now >= self._next_offset_expiry_check:
+            # what the tick of a coordinator without groups does: its sweep finds nothing, the next comes later
+            self._next_offset_expiry_check = now + self.config["offsets.retention.check.interval.ms"]
         self.shares.tick()
         self.transactions.tick()
-        now = self.clock.now_ms()
         if now >= self._next_retention_check:
             self._next_retention_check = now + self.config["log.retention.check.interval.ms"]
             self.apply_retention()

@@ -40,8 +40,6 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
-import re2
-
 from ..protocol.errors import ErrorCode
 from .assignors import ASSIGNOR_CLASSES, ASSIGNORS, Assignment
 from .clock import Clock
@@ -211,14 +209,21 @@ def member_topics(member: ConsumerGroupMember, topics: Mapping[str, int]) -> set
     return subscribed
 
 
-_RE2_OPTIONS = re2.Options()
-_RE2_OPTIONS.log_errors = False  # a refused pattern is the client's error, answered; not the broker's to log
+@functools.cache
+def _re2_options() -> Any:
+    import re2  # google-re2 loads with the first subscription regex, not with every broker
+
+    options = re2.Options()
+    options.log_errors = False  # a refused pattern is the client's error, answered; not the broker's to log
+    return options
 
 
 @functools.lru_cache(maxsize=256)
 def compile_regex(pattern: str) -> Any:
     """A subscription regex compiled as Kafka's RE2J would take it; re2.error if RE2 refuses it."""
-    return re2.compile(pattern, options=_RE2_OPTIONS)
+    import re2
+
+    return re2.compile(pattern, options=_re2_options())
 
 
 def new_member_id() -> str:
@@ -354,6 +359,8 @@ class ConsumerGroupCoordinator:
         elif member_epoch < LEAVE_GROUP_STATIC_MEMBER_EPOCH:
             raise HeartbeatError(ErrorCode.INVALID_REQUEST, "MemberEpoch is invalid.")
         if subscribed_topic_regex is not None:
+            import re2
+
             try:
                 compile_regex(subscribed_topic_regex)
             except re2.error as exc:

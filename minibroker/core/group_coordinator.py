@@ -49,8 +49,10 @@ from .streams_groups import StreamsGroup, StreamsGroupCoordinator
 class GroupCoordinator:
     """Every group of the cluster, classic or consumer, by its id. Sans-IO: time comes from `clock`."""
 
-    def __init__(self, config: BrokerConfig, clock: Clock,
-                 partition_exists: Callable[[str, int], bool]) -> None:
+    def __init__(self, config: BrokerConfig, clock: Clock, partition_exists: Callable[[str, int], bool],
+                 next_offset_expiry_check: int | None = None) -> None:
+        """`next_offset_expiry_check`: when the first sweep of expired offsets is due (the Cluster builds its
+        coordinator on first use, with the schedule it kept since start-up); None: one check interval from now."""
         self.config = config
         self.clock = clock
         self.partition_exists = partition_exists
@@ -61,7 +63,8 @@ class GroupCoordinator:
         self.offset_metadata = OffsetMetadataManager(config, clock, partition_exists)
         # Kafka schedules the first sweep one check interval after the coordinator loads, not at once: a sweep
         # on the first tick deleted a group whose only member was between its KIP-394 joins
-        self._next_offset_expiry_check = clock.now_ms() + config["offsets.retention.check.interval.ms"]
+        self._next_offset_expiry_check = (clock.now_ms() + config["offsets.retention.check.interval.ms"]
+                                          if next_offset_expiry_check is None else next_offset_expiry_check)
 
     @property
     def groups(self) -> dict[str, Group]:

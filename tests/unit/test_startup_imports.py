@@ -53,6 +53,10 @@ def test_serve_imports_no_sasl_mechanism_principal_mapping_or_compression_librar
     # TLS principal mapping and no codec library (the first compressed batch imports its codec's)
     assert not loaded & {"minibroker.server.authenticator", "minibroker.server.sasl.mechanism",
                          "minibroker.server.tls_principal", "cramjam", "lz4", "lz4.frame", "zstandard"}
+    # nor the group coordinator (classic, consumer and streams groups, google-re2) or the SCRAM credentials: the
+    # Cluster builds them on first use
+    assert not loaded & {"minibroker.core.group_coordinator", "minibroker.core.classic_coordinator",
+                         "minibroker.core.streams_groups", "minibroker.core.credentials", "re2"}
 
 
 def test_compression_imports_its_codec_library_on_first_use() -> None:
