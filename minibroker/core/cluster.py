@@ -25,7 +25,6 @@ from .cluster_model import GROUP_METADATA_TOPIC, AppendResult, Node, Partition, 
 from .config import LATEST_APPEND_MODE, BrokerConfig
 from .consumer_groups import validate_configs as validate_consumer_group_configs
 from .features import FeatureLevels
-from .fetch_sessions import FetchSessionCache
 from .log_validator import TopicPolicy, validate_batch
 from .replication_control import NewTopic, ReplicationControl
 from .share_state import ShareState
@@ -33,6 +32,7 @@ from .transaction_coordinator import TransactionCoordinator
 
 if TYPE_CHECKING:
     from .credentials import CredentialStore
+    from .fetch_sessions import FetchSessionCache
     from .group_coordinator import GroupCoordinator
 
 KAFKA_BATCHES_TO_RETAIN = 5  # what every Kafka release before KIP-1269 keeps per producer
@@ -228,6 +228,8 @@ class Cluster:
         """Node `node_id`'s fetch sessions (KIP-227), sized by `max.incremental.fetch.session.cache.slots`."""
         cache = self._fetch_sessions.get(node_id)
         if cache is None:
+            from .fetch_sessions import FetchSessionCache  # with the first Fetch, not with every broker
+
             cache = self._fetch_sessions[node_id] = FetchSessionCache(
                 self.config["max.incremental.fetch.session.cache.slots"])
         return cache

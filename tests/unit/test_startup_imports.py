@@ -57,6 +57,7 @@ def test_serve_imports_no_sasl_mechanism_principal_mapping_or_compression_librar
     # Cluster builds them on first use
     assert not loaded & {"minibroker.core.group_coordinator", "minibroker.core.classic_coordinator",
                          "minibroker.core.streams_groups", "minibroker.core.credentials", "re2"}
+    assert "minibroker.core.fetch_sessions" not in loaded  # the first Fetch's
 
 
 def test_compression_imports_its_codec_library_on_first_use() -> None:
