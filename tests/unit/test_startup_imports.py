@@ -70,6 +70,14 @@ def test_compression_imports_its_codec_library_on_first_use() -> None:
     assert out.strip() == "[False, False, False] True True"
 
 
+def test_python_m_minibroker_collects_cycles_once_loaded_and_leaves_what_it_loaded_out() -> None:
+    out = _run("import atexit, gc, runpy, sys\n"
+               "sys.argv = ['minibroker', '--help']\n"
+               "atexit.register(lambda: print(gc.isenabled(), gc.get_freeze_count() > 10_000))\n"
+               "runpy.run_module('minibroker', run_name='__main__')")
+    assert out.split()[-2:] == ["True", "True"]
+
+
 def test_a_handler_module_is_imported_on_its_first_lookup() -> None:
     out = _run("import sys, minibroker.apis as apis\n"
                "before = 'minibroker.apis.create_topics' in sys.modules\n"
