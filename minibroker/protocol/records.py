@@ -23,7 +23,7 @@ import struct
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-import crc32c
+from fastcrc.crc32 import iscsi as crc32c  # CRC-32/ISCSI is Castagnoli's CRC-32C
 
 from .compression import (  # the codec ids a batch's attributes carry: callers name them as records' too
     COMPRESSION_GZIP,  # noqa: F401
@@ -211,12 +211,12 @@ def produce_records_error(data: bytes | bytearray | memoryview | None, zstd_allo
 
 def crc_is_valid(batch: bytes | bytearray | memoryview, header: BatchHeader) -> bool:
     """True when the stored CRC32C matches the bytes from attributes to the end."""
-    return crc32c.crc32c(memoryview(batch)[CRC_START : header.size_in_bytes]) == header.crc
+    return crc32c(memoryview(batch)[CRC_START : header.size_in_bytes]) == header.crc
 
 
 def compute_crc(batch: bytes | bytearray | memoryview) -> int:
     """The CRC32C of a batch (attributes to the end)."""
-    return int(crc32c.crc32c(memoryview(batch)[CRC_START:]))
+    return crc32c(memoryview(batch)[CRC_START:])
 
 
 def patch_base_offset(batch: bytearray | memoryview, base_offset: int, leader_epoch: int) -> None:

@@ -242,7 +242,7 @@ with BrokerThread.secured() as broker:
             values.extend(record.value.decode() for record in records)
     consumer.close()
 assert compile_regex("low.*").fullmatch("lowest")
-names = ("kafka-python", "uvloop", "crc32c", "cramjam", "lz4", "zstandard", "cryptography", "google-re2")
+names = ("kafka-python", "uvloop", "fastcrc", "cramjam", "lz4", "zstandard", "cryptography", "google-re2")
 print(json.dumps({"values": values, "snappy_offset": snappy_offset,
                   "versions": {name: version(name) for name in names}}))
 """

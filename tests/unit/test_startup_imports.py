@@ -60,6 +60,17 @@ def test_serve_imports_no_sasl_mechanism_principal_mapping_or_compression_librar
     assert "minibroker.core.fetch_sessions" not in loaded  # the first Fetch's
 
 
+def test_serve_and_its_ready_line_search_no_installed_distribution() -> None:
+    # importlib.metadata (with email, zipfile, csv: about 60 ms) came with crc32c, which read its own version
+    # through it, and with the ready line's version; the CRC-32C of batches and the version need neither
+    loaded = json.loads(_run("import json, sys\nimport minibroker.cli, minibroker.server.broker\n"
+                             "from minibroker.protocol.records import compute_crc\n"
+                             "assert minibroker.cli.version() == minibroker.__version__\n"
+                             "assert compute_crc(bytes(21) + b'123456789') == 0xE3069283  # CRC-32C's check value\n"
+                             "print(json.dumps(sorted(sys.modules)))"))
+    assert "importlib.metadata" not in loaded and "email" not in loaded
+
+
 def test_compression_imports_its_codec_library_on_first_use() -> None:
     out = _run("import sys\n"
                "from minibroker.protocol import compression as c\n"
