@@ -52,10 +52,12 @@ lint: $(TEST_STAMP)
 	$(PY) -m mypy
 
 # minibroker beside Apache Kafka 4.3.1 (test-deps installs it), franz-go's kfake (bench/kfake, built here from its
-# go.mod and go.sum) and Tansu 0.6.0: bench/compare.py, the full run (43 minutes on this idle 2-core machine).
+# go.mod and go.sum) and Tansu 0.6.0: bench/compare.py, the full run. minibroker's bytecode is compiled first, as
+# pip compiles an installed wheel's, so that no broker start of the run pays for compiling it.
 bench: test-deps
 	$(PY) -m pip install --quiet -c $(LOCK) -e '.[bench]'
 	cd bench/kfake && GOFLAGS=-mod=readonly go build -o ../../.cache/kfake/kfake .
+	$(PY) -m compileall -q minibroker
 	$(PY) bench/compare.py
 
 # The minibroker / Tansu throughput figures (bench/produce.py, bench/consume.py, bench/plot.py).
