@@ -103,6 +103,36 @@ def step_differences(ours: dict[str, Any], kafka: dict[str, Any]) -> list[Differ
     return differences(ours["answer"], kafka["answer"])
 
 
+def moved_paths(kafka_step: dict[str, Any], golden_step: dict[str, Any]) -> set[str]:
+    """Where Kafka's live answer left its golden in one step ("<outcome>" when the outcome itself did)."""
+    return {difference.path for difference in step_differences(kafka_step, golden_step)}
+
+
+def against_golden_where_kafka_moved(found: dict[str, list[Any]], ours: list[dict[str, Any]],
+                                     kafka_steps: list[dict[str, Any]],
+                                     golden_steps: list[dict[str, Any]]) -> dict[str, list[Any]]:
+    """`found` (minibroker against the live Kafka) without the differences at fields where the live Kafka left its
+    golden and minibroker answers as the golden; a difference from the golden there stays."""
+    out: dict[str, list[Any]] = {}
+    for ours_step, kafka_step, golden_step in zip(ours, kafka_steps, golden_steps, strict=True):
+        moved = moved_paths(kafka_step, golden_step)
+        from_golden = {difference.path for difference in step_differences(ours_step, golden_step)}
+        out[ours_step["name"]] = [difference for difference in found[ours_step["name"]]
+                                  if difference.path not in moved or difference.path in from_golden]
+    return out
+
+
+def matches_golden_where_kafka_moved(ours: list[dict[str, Any]], kafka_steps: list[dict[str, Any]],
+                                     golden_steps: list[dict[str, Any]]) -> bool:
+    """True when at every field where the live Kafka left its golden, minibroker answers as the golden: Kafka's
+    departure was its timing on a loaded machine, not a change of what it answers."""
+    for ours_step, kafka_step, golden_step in zip(ours, kafka_steps, golden_steps, strict=True):
+        moved = moved_paths(kafka_step, golden_step)
+        if moved & {difference.path for difference in step_differences(ours_step, golden_step)}:
+            return False
+    return True
+
+
 def leaf_count(value: Any) -> int:
     """How many fields `differences` compares in one normalised answer: its leaves (an empty array is one)."""
     if isinstance(value, dict):

@@ -11,7 +11,15 @@ import pytest
 from minibroker.protocol.messages import REQUESTS
 from tests.reference.launcher import ReferenceKafka, ReferenceUnavailable
 
-from .compare import Difference, LedgerEntry, differences, judge, load_ledger
+from .compare import (
+    Difference,
+    LedgerEntry,
+    against_golden_where_kafka_moved,
+    differences,
+    judge,
+    load_ledger,
+    matches_golden_where_kafka_moved,
+)
 from .normalise import TIMESTAMP_TOLERANCE_MS, Normaliser
 from .scenario import API_CLASSES, Scenario, Step, all_scenarios, build, lookup, substitute
 from .test_cli_tools import TOOLS
@@ -183,3 +191,24 @@ def test_a_step_sent_for_later_needs_a_later_step_reading_its_answer_on_a_quiet_
     read = loaded.steps[1]
     assert (read.api, read.version, read.connection, read.sent) == ("Heartbeat", 4, "b", (12, 4))
     assert loaded.steps[0].sent is None  # the reading step stands for it in the report
+
+
+def _step(name: str, epoch: int, error: int = 0) -> dict:
+    return {"name": name, "outcome": "answer", "answer": {"member_epoch": epoch, "error_code": error}}
+
+
+def test_where_a_loaded_kafka_left_its_golden_minibroker_is_held_to_the_golden() -> None:
+    # the live Kafka answered epoch 3 where its golden (a quiet run) says 2; minibroker answers 2
+    golden, kafka = [_step("join", 2)], [_step("join", 3)]
+    ours = [_step("join", 2)]
+    found = {"join": [Difference("member_epoch", 2, 3)]}
+    assert against_golden_where_kafka_moved(found, ours, kafka, golden) == {"join": []}
+    assert matches_golden_where_kafka_moved(ours, kafka, golden)
+    # minibroker answering neither the live Kafka nor the golden still differs, and the golden check fails
+    wrong = [_step("join", 4)]
+    found = {"join": [Difference("member_epoch", 4, 3)]}
+    assert against_golden_where_kafka_moved(found, wrong, kafka, golden) == found
+    assert not matches_golden_where_kafka_moved(wrong, kafka, golden)
+    # a field Kafka did not move is compared with the live Kafka as always
+    found = {"join": [Difference("error_code", 16, 0)]}
+    assert against_golden_where_kafka_moved(found, [_step("join", 2, 16)], kafka, golden) == found
