@@ -71,7 +71,7 @@ BROKER_START_TIMEOUT = 300.0  # a JVM took over 120 s on a 2-core machine at loa
 READY_TIMEOUT = 240.0  # client start-up (JVM included) and warm-up records: over 90 s at load 30
 STOP_TIMEOUT = 10.0
 QUIET_CORES, QUIET_MAX_WAIT = 0.3, 60.0  # before each run, wait (bounded) until the machine is this idle
-QUIET_SAMPLE_S = 0.5  # the window idleness is judged over: 100 ticks of the 2 cores' clock, one run in ~200 pays it
+QUIET_SAMPLE_S = 0.25  # the window idleness is judged over: 50 ticks of the 2 cores' clock
 
 
 def log(msg: str) -> None:

@@ -244,9 +244,9 @@ def typical_worker(bootstrap: str, tests: int, records: int) -> int:
 #: Tansu 0.6.0 stalled one of confluent-kafka's for more than 15 minutes).
 TYPICAL_TEST_TIMEOUT = 90
 #: Seconds a loop of typical tests may run: a broker slower than that runs fewer tests (Kafka's loop of 50 takes about
-#: 40 s; Tansu 0.6.0 takes about 24 s a test with confluent-kafka, so 50 would take 20 minutes); the sample says how
+#: 43 s; Tansu 0.6.0 takes about 24 s a test with confluent-kafka, so 50 would take 20 minutes); the sample says how
 #: many ran.
-TYPICAL_LOOP_BUDGET = 80
+TYPICAL_LOOP_BUDGET = 60
 
 
 def typical_command(client: str, bootstrap: str, sizes: Sizes, java_cp: str) -> list[str]:
@@ -330,22 +330,15 @@ def section_throughput(sizes: Sizes, brokers: tuple[str, ...], quick: bool, out_
               "--rounds", str(1 if quick else 3), "--broker-per-round"]
     results: dict[str, Any] = {}
     # 1 and 6 partitions with every client; 100 with librdkafka's defaults only, to keep the run shorter
-    plans = {"produce": (produce, [(["confluent", "confluent-1mb", "java"], [1, 6]), (["confluent"], [100])]),
-             "consume": (consume, [(["confluent", "java"], [1, 6]), (["confluent"], [100])])}
-    for name, (module, cells) in plans.items():
-        parts = []
-        for index, (clients, partitions) in enumerate(cells):
-            path = out_dir / f"compare-{name}{suffix}-{index}.json"
-            status = module.main([*common, "--clients", *clients, "--partitions", *map(str, partitions),
-                                  "--output", str(path)])
-            data = json.loads(path.read_text())
-            parts.append(data)
-            path.unlink()
-            if status:
-                log(f"{name}: some runs failed")
-        merged = {"environment": parts[0]["environment"], "settings": parts[0]["settings"],
-                  "runs": [r for p in parts for r in p["runs"]], "summary": [e for p in parts for e in p["summary"]]}
-        results[name] = merged
+    plans = {"produce": (produce, ["confluent", "confluent-1mb", "java"]), "consume": (consume, ["confluent", "java"])}
+    for name, (module, clients) in plans.items():
+        path = out_dir / f"compare-{name}{suffix}.json"
+        status = module.main([*common, "--clients", *clients, "--partitions", "1", "6", "100",
+                              "--wide-clients", "confluent", "--output", str(path)])
+        results[name] = json.loads(path.read_text())
+        path.unlink()
+        if status:
+            log(f"{name}: some runs failed")
     return results
 
 
@@ -390,27 +383,54 @@ def kafka_tool(name: str, cls: str, args: list[str], log_name: str, timeout: flo
     return stdout.read_text(errors="replace")
 
 
-def tools_run(sizes: Sizes) -> Callable[[str, int], dict[str, Any]]:
+def tools_on(broker: Broker, sizes: Sizes, name: str) -> dict[str, Any]:
+    """kafka-producer-perf-test then kafka-consumer-perf-test on a new topic of `broker`."""
+    n = str(sizes.tool_records)
+    bootstrap = broker.bootstrap_servers
+    create_topic(bootstrap, "perf", 1)
+    produced = kafka_tool("producer-perf-test", "org.apache.kafka.tools.ProducerPerformance",
+                          ["--topic", "perf", "--num-records", n, "--record-size", str(produce.RECORD_SIZE),
+                           "--throughput", "-1", "--producer-props", f"bootstrap.servers={bootstrap}", "acks=all"],
+                          name, 300)
+    consumed = kafka_tool("consumer-perf-test", "org.apache.kafka.tools.ConsumerPerformance",
+                          ["--bootstrap-server", bootstrap, "--topic", "perf", "--messages", n, "--timeout", "60000"],
+                          name, 300)
+    return {"producer": parse_producer_perf(produced), "consumer": parse_consumer_perf(consumed),
+            "producer_stdout": produced, "consumer_stdout": consumed}
+
+
+def latency_on(broker: Broker, sizes: Sizes, name: str) -> dict[str, Any]:
+    """kafka-producer-perf-test at the fixed offered load on a new topic of `broker`: its summary line."""
+    create_topic(broker.bootstrap_servers, "latency", 1)
+    out = kafka_tool("producer-perf-test", "org.apache.kafka.tools.ProducerPerformance",
+                     ["--topic", "latency", "--num-records", str(sizes.latency_rate * sizes.latency_seconds),
+                      "--record-size", str(produce.RECORD_SIZE), "--throughput", str(sizes.latency_rate),
+                      "--producer-props", f"bootstrap.servers={broker.bootstrap_servers}", "acks=all"],
+                     name, 300 + 3 * sizes.latency_seconds)
+    parsed = parse_producer_perf(out)
+    if not parsed:
+        raise RuntimeError(f"no summary line in the tool's output: {out[-500:]}")
+    return parsed
+
+
+def tools_and_latency_run(sizes: Sizes, sections: tuple[str, ...]) -> Callable[[str, int], dict[str, Any]]:
+    """One fresh broker per round runs the asked sections of the two that use Kafka's perf tools, in turn (a
+    start less per round for the pair: Kafka's is about 8 s); each section's sample under its name."""
     def run(kind: str, rnd: int) -> dict[str, Any]:
         name = f"compare-tools-{kind}-r{rnd}"
-        n = str(sizes.tool_records)
+        out: dict[str, Any] = {}
         with broker_for(kind, name) as broker:
-            bootstrap = broker.bootstrap_servers
-            create_topic(bootstrap, "perf", 1)
-            produced = kafka_tool("producer-perf-test", "org.apache.kafka.tools.ProducerPerformance",
-                                  ["--topic", "perf", "--num-records", n, "--record-size", str(produce.RECORD_SIZE),
-                                   "--throughput", "-1", "--producer-props", f"bootstrap.servers={bootstrap}",
-                                   "acks=all"], name, 300)
-            consumed = kafka_tool("consumer-perf-test", "org.apache.kafka.tools.ConsumerPerformance",
-                                  ["--bootstrap-server", bootstrap, "--topic", "perf", "--messages", n,
-                                   "--timeout", "60000"], name, 300)
-        return {"producer": parse_producer_perf(produced), "consumer": parse_consumer_perf(consumed),
-                "producer_stdout": produced, "consumer_stdout": consumed}
+            for section, measure in (("tools", tools_on), ("latency", latency_on)):
+                if section in sections:
+                    try:
+                        out[section] = measure(broker, sizes, f"{name}-{section}")
+                    except Exception as exc:  # one failed section leaves the other's sample
+                        out[section] = {"error": f"{type(exc).__name__}: {exc}"[:2000]}
+        return out
     return run
 
 
-def section_tools(sizes: Sizes, brokers: tuple[str, ...]) -> dict[str, Any]:
-    samples = each_round(sizes.rounds, brokers, tools_run(sizes))
+def section_tools(samples: dict[str, list[dict[str, Any]]], sizes: Sizes) -> dict[str, Any]:
     flat = {b: [{"producer_records_per_s": s["producer"].get("records_per_s"),
                  "consumer_records_per_s": s["consumer"].get("nMsg.sec")} if "error" not in s else s
                 for s in runs] for b, runs in samples.items()}
@@ -421,27 +441,18 @@ def section_tools(sizes: Sizes, brokers: tuple[str, ...]) -> dict[str, Any]:
 # --- latency at a fixed offered load --------------------------------------------------------------------
 
 
-def latency_run(sizes: Sizes) -> Callable[[str, int], dict[str, Any]]:
-    def run(kind: str, rnd: int) -> dict[str, Any]:
-        name = f"compare-latency-{kind}-r{rnd}"
-        with broker_for(kind, name) as broker:
-            create_topic(broker.bootstrap_servers, "latency", 1)
-            out = kafka_tool("producer-perf-test", "org.apache.kafka.tools.ProducerPerformance",
-                             ["--topic", "latency", "--num-records", str(sizes.latency_rate * sizes.latency_seconds),
-                              "--record-size", str(produce.RECORD_SIZE), "--throughput", str(sizes.latency_rate),
-                              "--producer-props", f"bootstrap.servers={broker.bootstrap_servers}", "acks=all"],
-                             name, 300 + 3 * sizes.latency_seconds)
-        parsed = parse_producer_perf(out)
-        if not parsed:
-            raise RuntimeError(f"no summary line in the tool's output: {out[-500:]}")
-        return parsed
-    return run
-
-
-def section_latency(sizes: Sizes, brokers: tuple[str, ...]) -> dict[str, Any]:
-    samples = each_round(sizes.rounds, brokers, latency_run(sizes))
+def section_latency(samples: dict[str, list[dict[str, Any]]], sizes: Sizes) -> dict[str, Any]:
     return {"rate": sizes.latency_rate, "seconds": sizes.latency_seconds, "samples": samples,
             "median": medians_of(samples, ("records_per_s", "p50_ms", "p99_ms", "p999_ms", "max_ms"))}
+
+
+def sections_with_tools(sizes: Sizes, brokers: tuple[str, ...], sections: tuple[str, ...]) -> dict[str, Any]:
+    """The tools and latency sections asked for, from one broker per round and kind."""
+    rounds = each_round(sizes.rounds, brokers, tools_and_latency_run(sizes, sections))
+    per_section = {section: {b: [r.get(section, r) for r in runs] for b, runs in rounds.items()}
+                   for section in sections}
+    build = {"tools": section_tools, "latency": section_latency}
+    return {section: build[section](samples, sizes) for section, samples in per_section.items()}
 
 
 # --- the table ------------------------------------------------------------------------------------------
@@ -625,10 +636,15 @@ def main(argv: list[str] | None = None) -> int:
             results[section] = section_memory(sizes, brokers)
         elif section == "throughput":
             results[section] = section_throughput(sizes, brokers, args.quick, out_dir, "-quick" if args.quick else "")
-        elif section == "tools":
-            results[section] = section_tools(sizes, brokers)
+        elif section == "tools":  # with latency, if asked for too: one broker per round serves both
+            together = tuple(name for name in ("tools", "latency") if name in args.sections)
+            results.update(sections_with_tools(sizes, brokers, together))
+            section = " and ".join(together)
         elif section == "latency":
-            results[section] = section_latency(sizes, brokers)
+            if "tools" not in args.sections:
+                results.update(sections_with_tools(sizes, brokers, ("latency",)))
+            else:
+                continue  # measured with tools
         results["section_seconds"][section] = round(time.monotonic() - t0, 1)
     results["total_seconds"] = round(time.monotonic() - started, 1)
 

@@ -213,8 +213,9 @@ def main(argv: list[str] | None = None) -> int:
     env, java_cp = prepare(args.clients, brokers, args.java_lib)
     del env["java_batch_size"]  # a producer setting
 
+    wide = args.wide_clients or WIDE_CLIENTS
     cells = [(client, partitions, records) for client in args.clients for partitions in args.partitions
-             if partitions != WIDE_PARTITIONS or client in WIDE_CLIENTS]
+             if partitions != WIDE_PARTITIONS or client in wide]
     runs = alternate(cells, rounds, lambda client, partitions, broker, rnd, count, source:
                      run_once(Run(client, partitions, broker, rnd), count, java_cp, source), COLUMNS, brokers,
                      args.broker_per_round, "consume")

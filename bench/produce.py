@@ -374,6 +374,8 @@ def bench_parser(doc: str | None, rounds: int, records_help: str, clients: list[
     parser.add_argument("--java-lib", choices=sorted(JAVA_LIBS), default="3.9",
                         help="the kafka-clients set the Java program runs with (default 3.9, the old figures)")
     parser.add_argument("--output", type=Path, help=f"JSON output path (default {results.relative_to(ROOT)})")
+    parser.add_argument("--wide-clients", nargs="+", choices=sorted(clients), metavar="CLIENT",
+                        help="the clients that also run on 100 partitions (default: every client asked for)")
     parser.add_argument("--broker-per-round", action="store_true",
                         help="one broker per round and kind runs every client and partition count in turn, its "
                              "topics deleted after each run (default: a fresh broker per run)")
@@ -412,7 +414,9 @@ def main(argv: list[str] | None = None) -> int:
     brokers = tuple(args.brokers)
     env, java_cp = prepare(args.clients, brokers, args.java_lib)
 
-    cells = [(client, partitions, records[client]) for client in args.clients for partitions in args.partitions]
+    wide = args.wide_clients or args.clients
+    cells = [(client, partitions, records[client]) for client in args.clients for partitions in args.partitions
+             if partitions < 100 or client in wide]
     runs = alternate(cells, rounds, lambda client, partitions, broker, rnd, count, source:
                      run_once(Run(client, partitions, broker, rnd), count, java_cp, source), COLUMNS, brokers,
                      args.broker_per_round)
