@@ -9,13 +9,17 @@ KafkaApis.handleApiVersionsRequest and ApiVersionsResponse.createApiVersionsResp
 The supported ranges are the node's release's (apis/releases.py), the finalized levels and their epoch the
 cluster's (core/features.py: at start the levels every node's release has, or those chosen as `kafka-storage
 format --feature` chooses; UpdateFeatures changes them and raises the epoch).
+
+Every connection opens with this request, so an answer is built and encoded once per (release, version, feature
+state) and then sent as stored bytes: building and encoding its 60-odd entries cost about 0.8 ms, long enough for
+librdkafka's first idempotent producer to miss its PID and wait out a 500 ms timer.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..protocol.messages import ApiVersionsRequest, ApiVersionsResponse
 from .context import RequestContext
@@ -54,34 +58,78 @@ def _api_keys(release_name: str) -> list[Any]:
             _ranges(release_name)]
 
 
+class AnswerKey(NamedTuple):
+    """What a successful answer depends on: the node's release, the version, and from v3 the cluster's features."""
+
+    release_name: str
+    version: int
+    finalized: tuple[tuple[str, int], ...] = ()
+    finalized_epoch: int = NO_FINALIZED_FEATURES_EPOCH
+
+
+class StoredAnswer(NamedTuple):
+    response: ApiVersionsResponse  # shared by every request with the same key: never changed after it is built
+    body: bytes
+
+
+#: AnswerKey -> its answer; a handful per cluster (releases x versions), one more per UpdateFeatures
+_answers: dict[AnswerKey, StoredAnswer] = {}
+#: id(response) -> its answer, for `encode_body`; the entry keeps its response alive, so no other object takes its id
+_by_identity: dict[int, StoredAnswer] = {}
+_MAX_STORED_ANSWERS = 256
+
+
 def handle(request: ApiVersionsRequest, ctx: RequestContext) -> ApiVersionsResponse:
     if ctx.api_version >= 3:
         for value in (request.client_software_name, request.client_software_version):
             if not re.fullmatch(_SOFTWARE_NAME, value or ""):
                 return ApiVersionsResponse(error_code=42, api_keys=[], throttle_time_ms=0)
+    key = answer_key(ctx)
+    stored = _answers.get(key)
+    if stored is None:
+        if len(_answers) >= _MAX_STORED_ANSWERS:
+            _answers.clear()
+            _by_identity.clear()
+        response = _build(key)
+        stored = _answers[key] = StoredAnswer(response, bytes(response.encode(version=key.version)))
+        _by_identity[id(response)] = stored
+    return stored.response
+
+
+def encode_body(response: ApiVersionsResponse, version: int) -> bytes | None:
+    """The stored bytes of an answer `handle` returned (dispatch.encode_response); None for any other (a refusal)."""
+    stored = _by_identity.get(id(response))
+    return stored.body if stored is not None and stored.response is response else None
+
+
+def answer_key(ctx: RequestContext) -> AnswerKey:
+    if ctx.api_version < FEATURES_FROM:
+        return AnswerKey(ctx.node.release, ctx.api_version)
+    levels = feature_levels(ctx.cluster)
+    finalized = levels.finalized()
+    # a 2.8 ZooKeeper cluster has feature versioning on with nothing finalized: its epoch is still sent
+    versioned = all(release(node.release).features.versioned for node in ctx.cluster.nodes)
+    epoch = levels.epoch if finalized or versioned else NO_FINALIZED_FEATURES_EPOCH
+    return AnswerKey(ctx.node.release, ctx.api_version, finalized, epoch)
+
+
+def _build(key: AnswerKey) -> ApiVersionsResponse:
     # Kafka 4.3.1 advertises ConsumerGroupHeartbeat and ConsumerGroupDescribe even without `consumer` in
     # group.coordinator.rebalance.protocols, and answers them UNSUPPORTED_VERSION then
-    response = ApiVersionsResponse(error_code=0, api_keys=_api_keys(ctx.node.release), throttle_time_ms=0)
-    if ctx.api_version >= FEATURES_FROM:
-        _set_features(response, ctx)
-    return response
-
-
-def _set_features(response: ApiVersionsResponse, ctx: RequestContext) -> None:
-    supported = release(ctx.node.release).features.supported
-    if ctx.api_version < ALL_SUPPORTED_FEATURES_FROM:
+    response = ApiVersionsResponse(error_code=0, api_keys=_api_keys(key.release_name), throttle_time_ms=0)
+    if key.version < FEATURES_FROM:
+        return response
+    supported = release(key.release_name).features.supported
+    if key.version < ALL_SUPPORTED_FEATURES_FROM:
         supported = tuple(entry for entry in supported if entry[1] > 0)
     response.supported_features = [ApiVersionsResponse.SupportedFeatureKey(name=name, min_version=low,
                                                                             max_version=high)
                                    for name, low, high in supported]
-    levels = feature_levels(ctx.cluster)
-    finalized = levels.finalized()
     response.finalized_features = [ApiVersionsResponse.FinalizedFeatureKey(name=name, max_version_level=level,
                                                                             min_version_level=level)
-                                   for name, level in finalized]
-    # a 2.8 ZooKeeper cluster has feature versioning on with nothing finalized: its epoch is still sent
-    versioned = all(release(node.release).features.versioned for node in ctx.cluster.nodes)
-    response.finalized_features_epoch = levels.epoch if finalized or versioned else NO_FINALIZED_FEATURES_EPOCH
+                                   for name, level in key.finalized]
+    response.finalized_features_epoch = key.finalized_epoch
+    return response
 
 
 
