@@ -7,6 +7,10 @@ PY := $(VENV)/bin/python
 SOURCES := pyproject.toml requirements/test-lock.txt setup.py minibroker/core/_validator_speedups.c
 # the exact versions installed; pyproject.toml has the ranges
 LOCK := requirements/test-lock.txt
+# The checkout is installed as a path in a .pth file, not through setuptools' default import hook for a flat layout:
+# the hook's module and what it imports (pathlib, fnmatch, urllib) cost every Python process about 40 ms at start,
+# brokers, clients and CLI tools of the tests and benchmarks included; a user's wheel install pays neither.
+EDITABLE := --config-settings editable_mode=compat
 # make test's pytest-xdist workers: most tests wait on brokers, clients and JVMs; 3 workers loaded 2 cores enough to
 # fail session-timeout and Spark worker timings in a full run, so 2 (a full run at 2 is still to be timed)
 TEST_WORKERS ?= 2
@@ -23,12 +27,12 @@ $(PY):
 
 $(SERVE_STAMP): $(SOURCES) | $(PY)
 	@echo "make: installing minibroker into $(VENV) (pip, pinned by $(LOCK))"
-	$(PY) -m pip install --quiet -c $(LOCK) -e .
+	$(PY) -m pip install --quiet -c $(LOCK) $(EDITABLE) -e .
 	touch $@
 
 $(TEST_STAMP): $(SOURCES) | $(PY)
 	@echo "make: installing minibroker with its test and spark extras into $(VENV) (pip, pinned by $(LOCK); PySpark is about 1 GB, a few minutes)"
-	$(PY) -m pip install --quiet -c $(LOCK) -e '.[test,spark]'
+	$(PY) -m pip install --quiet -c $(LOCK) $(EDITABLE) -e '.[test,spark]'
 	touch $@ $(SERVE_STAMP)
 
 install: $(TEST_STAMP)
@@ -55,7 +59,7 @@ lint: $(TEST_STAMP)
 # go.mod and go.sum) and Tansu 0.6.0: bench/compare.py, the full run. minibroker's bytecode is compiled first, as
 # pip compiles an installed wheel's, so that no broker start of the run pays for compiling it.
 bench: test-deps
-	$(PY) -m pip install --quiet -c $(LOCK) -e '.[bench]'
+	$(PY) -m pip install --quiet -c $(LOCK) $(EDITABLE) -e '.[bench]'
 	cd bench/kfake && GOFLAGS=-mod=readonly go build -o ../../.cache/kfake/kfake .
 	$(PY) -m compileall -q minibroker
 	$(PY) bench/compare.py
@@ -63,7 +67,7 @@ bench: test-deps
 # The minibroker / Tansu throughput figures (bench/produce.py, bench/consume.py, bench/plot.py).
 .PHONY: bench-tansu
 bench-tansu: test-deps
-	$(PY) -m pip install --quiet -c $(LOCK) -e '.[bench]'
+	$(PY) -m pip install --quiet -c $(LOCK) $(EDITABLE) -e '.[bench]'
 	$(PY) bench/produce.py
 	$(PY) bench/consume.py
 	$(PY) bench/plot.py
@@ -80,14 +84,14 @@ bench-share: test-deps
 
 # The KIP-1269 experiment: RTT 0/20/100 ms x in-flight 1/5/10/20 through a latency proxy (about 3 minutes).
 bench-rtt: $(SERVE_STAMP)
-	$(PY) -m pip install --quiet -c $(LOCK) -e '.[bench]'
+	$(PY) -m pip install --quiet -c $(LOCK) $(EDITABLE) -e '.[bench]'
 	$(PY) bench/kip1269_rtt.py
 
 # KIP-758 beside KIP-1269: producer-state memory, throughput at RTT 0/20/100 ms, exactly-once under faults and
 # what each client reports for DUPLICATE_SEQUENCE_NUMBER (about 5 minutes; the Java, Python and KafkaJS clients).
 .PHONY: bench-kip758
 bench-kip758: test-deps
-	$(PY) -m pip install --quiet -c $(LOCK) -e '.[bench]'
+	$(PY) -m pip install --quiet -c $(LOCK) $(EDITABLE) -e '.[bench]'
 	$(PY) bench/kip758_vs_kip1269.py
 
 clean:
