@@ -76,9 +76,12 @@ class Sizes:
         self.typical_records = 100
         self.memory_records = 20_000 if quick else 1_000_000  # 1000-byte records: 1 GB
         self.throughput_records = 20_000 if quick else 100_000
-        self.tool_records = 20_000 if quick else 100_000
+        # the Java producer's 16 KB batches make its runs 4 to 10 times as long as librdkafka's: fewer records
+        # give runs of a similar length (2 to 4 s)
+        self.java_produce_records = 10_000 if quick else 30_000
+        self.tool_records = 20_000 if quick else 50_000
         self.latency_rate = 20_000  # records/s offered
-        self.latency_seconds = 2 if quick else 10
+        self.latency_seconds = 2 if quick else 5
 
 
 # --- helpers ------------------------------------------------------------------------------------------
@@ -206,81 +209,125 @@ def section_startup(sizes: Sizes, brokers: tuple[str, ...]) -> dict[str, Any]:
 # --- typical: one integration test, looped ------------------------------------------------------------
 
 
-def typical_worker(bootstrap: str, tests: int, records: int) -> int:
-    """The confluent-kafka side of the typical test (TypicalTest.java describes it); prints {"test": i, "ms": ...}
-    per test."""
+def typical_worker(bootstrap: str, tests: int, records: int, prefix: str) -> int:
+    """The confluent-kafka side of the typical test (TypicalTest.java describes it); prints {"test": i, "ms": ...,
+    "phases": {...}} per test, the milliseconds of each of its steps as TypicalTest.java names them."""
     from confluent_kafka import Consumer, Producer
     from confluent_kafka.admin import AdminClient, NewTopic
 
     admin = AdminClient({"bootstrap.servers": bootstrap})
     value = bytes(100)
     for i in range(tests):
-        topic = f"typical-{i}"
-        start = time.perf_counter()
+        topic = f"{prefix}-{i}"
+        marks = [time.perf_counter()]
         admin.create_topics([NewTopic(topic, num_partitions=1, replication_factor=1)])[topic].result(60)
+        marks.append(time.perf_counter())
         producer = Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True, "acks": "all"})
         for _ in range(records):
             producer.produce(topic, value)
         if producer.flush(60):
             print(json.dumps({"error": f"test {i}: records not delivered"}), flush=True)
             return 1
-        consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"typical-group-{i}",
+        marks.append(time.perf_counter())
+        consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"{prefix}-group-{i}",
                              "auto.offset.reset": "earliest", "enable.auto.commit": False})
         consumer.subscribe([topic])
         seen, deadline = 0, time.monotonic() + 60
         while seen < records and time.monotonic() < deadline:
             seen += sum(1 for msg in consumer.consume(1000, 0.1) if msg.error() is None)
+        marks.append(time.perf_counter())
         consumer.commit(asynchronous=False)
         consumer.close()
+        marks.append(time.perf_counter())
         if seen != records:
             print(json.dumps({"error": f"test {i} consumed {seen} of {records}"}), flush=True)
             return 1
         admin.delete_topics([topic])[topic].result(60)
-        print(json.dumps({"test": i, "ms": (time.perf_counter() - start) * 1e3}), flush=True)
+        marks.append(time.perf_counter())
+        steps = zip(TYPICAL_PHASES, marks[:-1], marks[1:], strict=True)
+        phases = {name: (end - begin) * 1e3 for name, begin, end in steps}
+        print(json.dumps({"test": i, "ms": (marks[-1] - marks[0]) * 1e3, "phases": phases}), flush=True)
     return 0
 
 
+#: The steps of one typical test, as both workers time them.
+TYPICAL_PHASES = ("create", "produce", "consume", "commit_close", "delete")
 #: Seconds one typical test may take before its broker is reported as stalled (each client step waits up to 60 s;
 #: Tansu 0.6.0 stalled one of confluent-kafka's for more than 15 minutes).
 TYPICAL_TEST_TIMEOUT = 90
-#: Seconds a loop of typical tests may run: a broker slower than that runs fewer tests (Kafka's loop of 50 takes about
-#: 43 s; Tansu 0.6.0 takes about 24 s a test with confluent-kafka, so 50 would take 20 minutes); the sample says how
-#: many ran.
-TYPICAL_LOOP_BUDGET = 60
+#: Seconds a loop of typical tests may run: a broker slower than that runs fewer tests, and the test under way when
+#: the time is up is not counted; the first test is always waited for (Kafka 4.3.1 runs about 35 of the 50 in it;
+#: Tansu 0.6.0, at about 24 s a test with either client, one); the sample says how many ran.
+TYPICAL_LOOP_BUDGET = 30
 
 
 def typical_command(client: str, bootstrap: str, sizes: Sizes, java_cp: str) -> list[str]:
+    # each client's topics and groups are its own: a loop cut short by its time leaves its last test's behind
+    prefix = f"typical-{client}"
     if client == "confluent":
         return [sys.executable, str(Path(__file__).resolve()), "--typical-worker", bootstrap,
-                str(sizes.typical_tests), str(sizes.typical_records)]
+                str(sizes.typical_tests), str(sizes.typical_records), prefix]
     return ["java", *JVM_OPTS, "-cp", java_cp, "TypicalTest", bootstrap, str(sizes.typical_tests),
-            str(sizes.typical_records)]
+            str(sizes.typical_records), prefix]
+
+
+def typical_loop(client: str, broker: Broker, sizes: Sizes, java_cp: str, name: str) -> dict[str, Any]:
+    """One client's loop of typical tests against `broker`, for at most TYPICAL_LOOP_BUDGET s (or its first test)."""
+    start = time.monotonic()
+    command = typical_command(client, broker.bootstrap_servers, sizes, java_cp)
+    times: list[float] = []
+    phases: list[dict[str, float]] = []
+    with ClientProcess(command, LOG_DIR / f"{name}.client.log") as proc:
+        while len(times) < sizes.typical_tests:
+            if times:  # the first test also waits for the client to start (a JVM) and is always waited for
+                budget_left = TYPICAL_LOOP_BUDGET - (time.monotonic() - start)
+                if budget_left <= 0:
+                    break
+                wait = min(TYPICAL_TEST_TIMEOUT, budget_left)
+            else:
+                wait = TYPICAL_TEST_TIMEOUT + 60
+            try:
+                result = proc.read_json(wait, broker)
+            except TimeoutError:
+                if times and wait < TYPICAL_TEST_TIMEOUT:
+                    break  # the budget ran out during this test
+                raise TimeoutError(f"test {len(times)} did not end within {TYPICAL_TEST_TIMEOUT} s "
+                                   f"(tests before it: {times})") from None
+            if "error" in result:
+                raise RuntimeError(result["error"])
+            times.append(float(result["ms"]))
+            phases.append(result.get("phases", {}))
+    wall = time.monotonic() - start
+    return {"tests_run": len(times), "median_test_ms": statistics.median(times), "first_test_ms": times[0],
+            "p90_test_ms": sorted(times)[int(0.9 * (len(times) - 1))], "loop_s": wall, "test_ms": times,
+            "median_phase_ms": {name: statistics.median(p[name] for p in phases if name in p)
+                                for name in TYPICAL_PHASES if any(name in p for p in phases)},
+            "test_phases_ms": phases}
+
+
+TYPICAL_CLIENTS = ("confluent", "java")
 
 
 def section_typical(sizes: Sizes, brokers: tuple[str, ...], java_cp: str) -> dict[str, Any]:
-    out: dict[str, Any] = {"tests": sizes.typical_tests, "records": sizes.typical_records, "clients": {}}
-    for client in ("confluent", "java"):
-        def loop(kind: str, rnd: int, client: str = client) -> dict[str, Any]:
-            name = f"compare-typical-{client}-{kind}-r{rnd}"
-            with broker_for(kind, name) as broker:
-                start = time.monotonic()
-                command = typical_command(client, broker.bootstrap_servers, sizes, java_cp)
-                times: list[float] = []
-                with ClientProcess(command, LOG_DIR / f"{name}.client.log") as proc:
-                    while len(times) < sizes.typical_tests and time.monotonic() - start < TYPICAL_LOOP_BUDGET:
-                        try:  # the first test also waits for the client to start (a JVM)
-                            result = proc.read_json(TYPICAL_TEST_TIMEOUT + (60 if not times else 0), broker)
-                        except TimeoutError:
-                            raise TimeoutError(f"test {len(times)} did not end within {TYPICAL_TEST_TIMEOUT} s "
-                                               f"(tests before it: {times})") from None
-                        if "error" in result:
-                            raise RuntimeError(result["error"])
-                        times.append(float(result["ms"]))
-                wall = time.monotonic() - start
-            return {"tests_run": len(times), "median_test_ms": statistics.median(times), "first_test_ms": times[0],
-                    "p90_test_ms": sorted(times)[int(0.9 * (len(times) - 1))], "loop_s": wall, "test_ms": times}
+    """Per broker kind one fresh broker, the confluent-kafka loop then the Java one (each on its own topics)."""
+    def loops(kind: str, rnd: int) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        with broker_for(kind, f"compare-typical-{kind}-r{rnd}") as broker:
+            for client in TYPICAL_CLIENTS:
+                if client != TYPICAL_CLIENTS[0]:
+                    wait_for_quiet()
+                try:
+                    out[client] = typical_loop(client, broker, sizes, java_cp,
+                                               f"compare-typical-{client}-{kind}-r{rnd}")
+                except Exception as exc:  # one client's failure leaves the other's sample
+                    out[client] = {"error": f"{type(exc).__name__}: {exc}"[:2000]}
+                    log(f"{kind} {client} typical loop failed: {out[client]['error'][:300]}")
+        return out
 
-        samples = each_round(1, brokers, loop)
+    rounds = each_round(1, brokers, loops)
+    out: dict[str, Any] = {"tests": sizes.typical_tests, "records": sizes.typical_records, "clients": {}}
+    for client in TYPICAL_CLIENTS:
+        samples = {b: [r.get(client, r) for r in runs] for b, runs in rounds.items()}
         out["clients"][client] = {"samples": samples,
                                   "median": medians_of(samples, ("median_test_ms", "first_test_ms", "loop_s",
                                                                  "tests_run"))}
@@ -333,7 +380,8 @@ def section_throughput(sizes: Sizes, brokers: tuple[str, ...], quick: bool, out_
     plans = {"produce": (produce, ["confluent", "confluent-1mb", "java"]), "consume": (consume, ["confluent", "java"])}
     for name, (module, clients) in plans.items():
         path = out_dir / f"compare-{name}{suffix}.json"
-        status = module.main([*common, "--clients", *clients, "--partitions", "1", "6", "100",
+        per_client = ["--client-records", f"java={sizes.java_produce_records}"] if module is produce else []
+        status = module.main([*common, *per_client, "--clients", *clients, "--partitions", "1", "6", "100",
                               "--wide-clients", "confluent", "--output", str(path)])
         results[name] = json.loads(path.read_text())
         path.unlink()
@@ -493,6 +541,10 @@ def markdown_table(results: dict[str, Any]) -> str:
                                                                   for b in brokers}, "{:,.1f}")
             text += row(f"{client}: tests run in the loop", {b: data["median"][b].get("tests_run")
                                                              for b in brokers})
+            for phase in TYPICAL_PHASES:  # where a test's time goes: the clients' own timers show here
+                text += row(f"{client}: ... {phase.replace('_', ' and ')}, median ms",
+                            {b: next((sample["median_phase_ms"].get(phase) for sample in data["samples"][b]
+                                      if "median_phase_ms" in sample), None) for b in brokers}, "{:,.0f}")
             failures += [f"- {b} with {client}: {sample['error']}" for b in brokers
                          for sample in data["samples"][b] if "error" in sample]
         parts.append(f"One typical test (median of a loop of up to {results['typical']['tests']}, at most "
@@ -595,19 +647,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sections", nargs="+", choices=SECTIONS, default=list(SECTIONS))
     parser.add_argument("--brokers", nargs="+", choices=ALL_BROKERS, default=list(ALL_BROKERS))
     parser.add_argument("--rounds", type=int, help="runs per broker in startup, memory, tools, latency (default 3)")
+    parser.add_argument("--typical-tests", type=int, help="tests in each typical loop (default 50; --quick: 5)")
     parser.add_argument("--idle-wait", type=float,
                         help="wait at most this many seconds for an idle machine before each run (default 60; "
                              "--quick: 2, it measures nothing)")
     parser.add_argument("--start-timeout", type=float, help="seconds a broker may take to start (default 300)")
-    parser.add_argument("--typical-worker", nargs=3, metavar=("BOOTSTRAP", "TESTS", "RECORDS"), help=argparse.SUPPRESS)
+    parser.add_argument("--typical-worker", nargs=4, metavar=("BOOTSTRAP", "TESTS", "RECORDS", "PREFIX"),
+                        help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.typical_worker:
-        bootstrap, tests, records = args.typical_worker
-        return typical_worker(bootstrap, int(tests), int(records))
+        bootstrap, tests, records, prefix = args.typical_worker
+        return typical_worker(bootstrap, int(tests), int(records), prefix)
 
     sizes = Sizes(args.quick)
     if args.rounds:
         sizes.rounds = args.rounds
+    if args.typical_tests:
+        sizes.typical_tests = args.typical_tests
     broker_module.QUIET_MAX_WAIT = args.idle_wait if args.idle_wait is not None else 2.0 if args.quick else 60.0
     if args.start_timeout:
         broker_module.BROKER_START_TIMEOUT = args.start_timeout

@@ -399,7 +399,21 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                           list(CLIENTS), RESULTS, ("BOOTSTRAP", "TOPIC", "COUNT", "WARMUP", "VARIANT"),
                           list(DEFAULT_CLIENTS))
     parser.add_argument("--partitions", nargs="+", type=int, choices=PARTITION_CHOICES, default=list(PARTITIONS))
+    parser.add_argument("--client-records", nargs="+", default=[], metavar="CLIENT=N",
+                        help="records per run of one client, over --records (e.g. java=30000: the Java client's "
+                             "16 KB batches make its runs the slowest)")
     return parser.parse_args(argv)
+
+
+def client_records(args: argparse.Namespace) -> dict[str, int]:
+    """Records per run of each client asked for: --client-records, else --records, else the client's default."""
+    chosen = {}
+    for item in args.client_records:
+        client, _, count = item.partition("=")
+        if client not in CLIENTS or not count.isdigit():
+            raise SystemExit(f"--client-records: {item!r} is not CLIENT=N with CLIENT one of {', '.join(CLIENTS)}")
+        chosen[client] = int(count)
+    return {c: chosen.get(c) or args.records or (QUICK_RECORDS if args.quick else CLIENTS[c]) for c in args.clients}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -409,7 +423,7 @@ def main(argv: list[str] | None = None) -> int:
         return confluent_worker(bootstrap, topic, int(count), int(warmup), variant)
 
     rounds = args.rounds or (1 if args.quick else DEFAULT_ROUNDS)
-    records = {c: args.records or (QUICK_RECORDS if args.quick else CLIENTS[c]) for c in args.clients}
+    records = client_records(args)
     output = args.output or (LOG_DIR / "produce-quick.json" if args.quick else RESULTS)
     brokers = tuple(args.brokers)
     env, java_cp = prepare(args.clients, brokers, args.java_lib)

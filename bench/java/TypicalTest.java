@@ -14,25 +14,28 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
 /**
  * The Java side of bench/compare.py's "typical test": what one integration test does against a broker.
  *
- * <p>Usage: {@code TypicalTest BOOTSTRAP TESTS RECORDS}. Each of TESTS tests creates a topic of one partition,
- * produces RECORDS records of 100 bytes with an idempotent producer (acks=all) and flushes, consumes them all with
- * a new consumer group (subscribe, the classic protocol, Kafka's default), commits synchronously, closes the
- * consumer and the producer and deletes the topic. One Admin client serves the whole loop, as a test suite's
- * fixture would. Prints one JSON line per test, {"test": i, "ms": milliseconds}; exits 1 on a failure.
+ * <p>Usage: {@code TypicalTest BOOTSTRAP TESTS RECORDS PREFIX}. Each of TESTS tests creates a topic of one partition
+ * (PREFIX-i), produces RECORDS records of 100 bytes with an idempotent producer (acks=all) and flushes, consumes them
+ * all with a new consumer group (PREFIX-group-i; subscribe, the classic protocol, Kafka's default), commits
+ * synchronously, closes the consumer and the producer and deletes the topic. One Admin client serves the whole loop,
+ * as a test suite's fixture would. Prints one JSON line per test, {"test": i, "ms": milliseconds, "phases": {...}} (the milliseconds of
+ * create, produce, consume, commit_close and delete); exits 1 on a failure.
  */
 public final class TypicalTest {
     public static void main(String[] args) throws Exception {
         String bootstrap = args[0];
         int tests = Integer.parseInt(args[1]);
         int records = Integer.parseInt(args[2]);
+        String prefix = args[3];
         byte[] value = new byte[100];
         Properties adminProps = new Properties();
         adminProps.put("bootstrap.servers", bootstrap);
         try (Admin admin = Admin.create(adminProps)) {
             for (int i = 0; i < tests; i++) {
-                String topic = "typical-" + i;
+                String topic = prefix + "-" + i;
                 long start = System.nanoTime();
                 admin.createTopics(List.of(new NewTopic(topic, 1, (short) 1))).all().get();
+                long created = System.nanoTime();
 
                 Properties producerProps = new Properties();
                 producerProps.put("bootstrap.servers", bootstrap);
@@ -45,10 +48,12 @@ public final class TypicalTest {
                     }
                     producer.flush();
                 }
+                long produced = System.nanoTime();
+                long consumed = 0;
 
                 Properties consumerProps = new Properties();
                 consumerProps.put("bootstrap.servers", bootstrap);
-                consumerProps.put("group.id", "typical-group-" + i);
+                consumerProps.put("group.id", prefix + "-group-" + i);
                 consumerProps.put("auto.offset.reset", "earliest");
                 consumerProps.put("enable.auto.commit", "false");
                 int seen = 0;
@@ -60,16 +65,21 @@ public final class TypicalTest {
                         ConsumerRecords<byte[], byte[]> batch = consumer.poll(Duration.ofMillis(100));
                         seen += batch.count();
                     }
+                    consumed = System.nanoTime();
                     consumer.commitSync();
                 }
                 if (seen != records) {
                     System.out.println("{\"error\": \"test " + i + " consumed " + seen + " of " + records + "\"}");
                     System.exit(1);
                 }
+                long closed = System.nanoTime();
                 admin.deleteTopics(List.of(topic)).all().get();
+                long deleted = System.nanoTime();
                 // one line per test: the bench bounds each test, so a broker that stalls one is reported
-                System.out.println(String.format("{\"test\": %d, \"ms\": %.3f}", i,
-                        (System.nanoTime() - start) / 1e6));
+                System.out.println(String.format("{\"test\": %d, \"ms\": %.3f, \"phases\": {\"create\": %.3f, "
+                        + "\"produce\": %.3f, \"consume\": %.3f, \"commit_close\": %.3f, \"delete\": %.3f}}", i,
+                        (deleted - start) / 1e6, (created - start) / 1e6, (produced - created) / 1e6,
+                        (consumed - produced) / 1e6, (closed - consumed) / 1e6, (deleted - closed) / 1e6));
             }
         }
     }

@@ -70,3 +70,25 @@ def test_markdown_table_has_a_column_per_broker_and_the_ratio_to_kafka() -> None
     table = compare.markdown_table(results)
     assert "| | minibroker | kafka | minibroker / kafka |" in table
     assert "| p99 ms | 4 | 8 | 0.50 |" in table
+
+
+def test_client_records_override_the_common_count_for_one_client() -> None:
+    args = produce.parse_args(["--records", "100000", "--client-records", "java=30000", "--clients", "confluent",
+                               "java"])
+    assert produce.client_records(args) == {"confluent": 100000, "java": 30000}
+    with pytest.raises(SystemExit):
+        produce.client_records(produce.parse_args(["--client-records", "kafka-go=5"]))
+
+
+def test_typical_rows_show_where_a_test_spends_its_time() -> None:
+    def sample(produce_ms: float) -> dict[str, object]:
+        return {"median_test_ms": produce_ms + 210, "tests_run": 50, "median_phase_ms": {
+            "create": 2.0, "produce": produce_ms, "consume": 203.0, "commit_close": 3.0, "delete": 2.0}}
+
+    data = {"samples": {"minibroker": [sample(60)], "kafka": [sample(520)]},
+            "median": {"minibroker": sample(60), "kafka": sample(520)}}
+    results = {"brokers": ["minibroker", "kafka"], "typical": {"tests": 50, "clients": {"confluent": data}}}
+    table = compare.markdown_table(results)
+    assert "| confluent: one typical test, median ms | 270.0 | 730.0 | 0.37 |" in table
+    assert "| confluent: ... produce, median ms | 60 | 520 | 0.12 |" in table
+    assert "| confluent: ... commit and close, median ms | 3 | 3 | 1.00 |" in table
