@@ -23,17 +23,17 @@ from .acls import StandardAuthorizer, parse_super_users
 from .clock import Clock, SystemClock
 from .cluster_model import GROUP_METADATA_TOPIC, AppendResult, Node, Partition, Topic, coordinator_partition
 from .config import LATEST_APPEND_MODE, BrokerConfig
-from .consumer_groups import validate_configs as validate_consumer_group_configs
 from .features import FeatureLevels
+from .group_configs import validate_consumer_group_configs, validate_share_group_configs
 from .log_validator import TopicPolicy, validate_batch
 from .replication_control import NewTopic, ReplicationControl
-from .share_state import ShareState
 from .transaction_coordinator import TransactionCoordinator
 
 if TYPE_CHECKING:
     from .credentials import CredentialStore
     from .fetch_sessions import FetchSessionCache
     from .group_coordinator import GroupCoordinator
+    from .share_state import ShareState
 
 KAFKA_BATCHES_TO_RETAIN = 5  # what every Kafka release before KIP-1269 keeps per producer
 _CODECS = {"uncompressed": 0, "gzip": 1, "snappy": 2, "lz4": 3, "zstd": 4}
@@ -76,10 +76,11 @@ class Cluster:
         self._fetch_sessions: dict[int, FetchSessionCache] = {}  # per node: each is a broker with its own cache
         self._modes: dict[int, int | None] = {}  # per node: duplicate_range, for config version _modes_version
         self._modes_version = -1
-        # The group coordinator is built on first use (the `groups` property): a broker whose clients use no group
-        # does not load its modules. Its start-up checks run now, and its offset-expiry sweeps are scheduled from
-        # now, as when it was built here.
+        # The group coordinator and the share state are built on first use (the `groups` and `shares` properties): a
+        # broker whose clients use no group does not load their modules. Their start-up checks run now, and the
+        # offset-expiry sweeps are scheduled from now, as when they were built here.
         validate_consumer_group_configs(self.config)
+        validate_share_group_configs(self.config)
         self._groups: GroupCoordinator | None = None
         self._next_offset_expiry_check = self.clock.now_ms() + self.config["offsets.retention.check.interval.ms"]
         self._credentials: CredentialStore | None = None  # built on first use (the `credentials` property)
@@ -88,8 +89,7 @@ class Cluster:
                                               self.config["allow.everyone.if.no.acl.found"])
                            if self.config["authorizer.class.name"] else None)
         self.transactions = TransactionCoordinator(self, self.config, self.clock, self.new_producer_id)
-        # share groups (KIP-932): the share coordinator's groups and share partitions, and the share sessions
-        self.shares = ShareState(self.clock, self.config)
+        self._shares: ShareState | None = None
         # finalized feature levels (FeatureControlManager); apis/feature_levels.py sets them from the nodes'
         # releases, as the nodes' releases are known there
         self.features: FeatureLevels | None = None
@@ -103,6 +103,15 @@ class Cluster:
             self._groups = GroupCoordinator(self.config, self.clock, self.replication.partition_exists,
                                             next_offset_expiry_check=self._next_offset_expiry_check)
         return self._groups
+
+    @property
+    def shares(self) -> ShareState:
+        """Share groups (KIP-932): the share coordinator's groups and share partitions, and the share sessions."""
+        if self._shares is None:
+            from .share_state import ShareState
+
+            self._shares = ShareState(self.clock, self.config)
+        return self._shares
 
     @property
     def credentials(self) -> CredentialStore:
@@ -146,7 +155,8 @@ class Cluster:
         topic = self.replication.delete_topic(name)
         if self._groups is not None:  # no coordinator yet, no offsets of it
             self._groups.forget_topic(name)
-        self.shares.forget_topic(name)
+        if self._shares is not None:
+            self._shares.forget_topic(name)
         return topic
 
     # the named lookups handlers make (Kafka's MetadataCache: contains, getTopicId/getTopicName, numPartitions)
@@ -416,7 +426,8 @@ class Cluster:
         elif now >= self._next_offset_expiry_check:
             # what the tick of a coordinator without groups does: its sweep finds nothing, the next comes later
             self._next_offset_expiry_check = now + self.config["offsets.retention.check.interval.ms"]
-        self.shares.tick()
+        if self._shares is not None:
+            self._shares.tick()
         self.transactions.tick()
         if now >= self._next_retention_check:
             self._next_retention_check = now + self.config["log.retention.check.interval.ms"]

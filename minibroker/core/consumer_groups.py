@@ -43,7 +43,8 @@ from typing import Any
 from ..protocol.errors import ErrorCode
 from .assignors import ASSIGNOR_CLASSES, ASSIGNORS, Assignment
 from .clock import Clock
-from .config import BrokerConfig, ConfigError
+from .config import BrokerConfig
+from .group_configs import validate_consumer_group_configs
 from .modern_groups import (
     LEAVE_GROUP_MEMBER_EPOCH,
     LEAVE_GROUP_STATIC_MEMBER_EPOCH,
@@ -268,33 +269,11 @@ def consumer_protocol_enabled(config: BrokerConfig) -> bool:
     return "consumer" in [p.strip().lower() for p in config["group.coordinator.rebalance.protocols"]]
 
 
-def validate_configs(config: BrokerConfig) -> None:
-    """GroupCoordinatorConfig's start-up checks of the consumer-group configs: ConfigError as Kafka refuses."""
-    protocols = [p.strip().lower() for p in config["group.coordinator.rebalance.protocols"]]
-    if "classic" not in protocols:
-        raise ConfigError("Disabling the 'classic' protocol is not supported.")
-    prefix = "group.consumer."
-    for what in ("heartbeat.interval.ms", "session.timeout.ms"):
-        value, low, high = (config[prefix + what], config[prefix + "min." + what], config[prefix + "max." + what])
-        if high < low:
-            raise ConfigError(f"{prefix}max.{what} must be greater than or equal to {prefix}min.{what}")
-        if value < low:
-            raise ConfigError(f"{prefix}{what} must be greater than or equal to {prefix}min.{what}")
-        if value > high:
-            raise ConfigError(f"{prefix}{what} must be less than or equal to {prefix}max.{what}")
-    if config[prefix + "heartbeat.interval.ms"] >= config[prefix + "session.timeout.ms"]:
-        raise ConfigError(f"{prefix}heartbeat.interval.ms must be less than {prefix}session.timeout.ms")
-    for name in config[prefix + "assignors"]:
-        if ASSIGNOR_CLASSES.get(name, name) not in ASSIGNORS:
-            raise ConfigError(f"Invalid value {name} for configuration {prefix}assignors: minibroker implements "
-                              "uniform and range")
-
-
 class ConsumerGroupCoordinator:
     """Every consumer-protocol group of the cluster. Sans-IO: time comes from `clock`."""
 
     def __init__(self, config: BrokerConfig, clock: Clock) -> None:
-        validate_configs(config)
+        validate_consumer_group_configs(config)
         self.config = config
         self.clock = clock
         self.groups: dict[str, ConsumerGroup] = {}

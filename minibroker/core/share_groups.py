@@ -20,9 +20,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from ..protocol.errors import ErrorCode
-from .broker_config import BrokerConfig
 from .clock import Clock
-from .config_def import ConfigError
 from .share_partition import SharePartition
 
 #: Topic name -> assigned partition indexes.
@@ -102,41 +100,6 @@ def simple_assignment(members: Mapping[str, list[str]], partitions: Mapping[str,
             for index, partition in enumerate(parts):
                 result[subscribers[index % len(subscribers)]].setdefault(topic, set()).add(partition)
     return result
-
-
-_PREFIX = "group.share."
-
-
-def validate_configs(config: BrokerConfig) -> None:
-    """The start-up checks Kafka 4.3.1 makes of the `group.share.*` broker configs (GroupCoordinatorConfig's
-    heartbeat and session bounds, ShareGroupConfig.validate's): ConfigError with Kafka's message. A release
-    without a bound (before 4.3) skips its check."""
-    known = config.broker_configs
-    if _PREFIX + "session.timeout.ms" not in known:
-        return  # a release without share groups
-
-    def value(name: str) -> int:
-        return int(config[_PREFIX + name])
-
-    for what in ("heartbeat.interval.ms", "session.timeout.ms"):
-        low, high = value("min." + what), value("max." + what)
-        if high < low:
-            raise ConfigError(f"{_PREFIX}max.{what} must be greater than or equal to {_PREFIX}min.{what}")
-        if value(what) < low:
-            raise ConfigError(f"{_PREFIX}{what} must be greater than or equal to {_PREFIX}min.{what}")
-        if value(what) > high:
-            raise ConfigError(f"{_PREFIX}{what} must be less than or equal to {_PREFIX}max.{what}")
-    if value("heartbeat.interval.ms") >= value("session.timeout.ms"):
-        raise ConfigError(f"{_PREFIX}heartbeat.interval.ms must be less than {_PREFIX}session.timeout.ms")
-    for what in ("delivery.count.limit", "record.lock.duration.ms", "partition.max.record.locks"):
-        if _PREFIX + "max." + what not in known:
-            continue
-        if value("max." + what) < value(what):
-            raise ConfigError(f"{_PREFIX}max.{what} must be greater than or equal to {_PREFIX}{what}")
-        if value(what) < value("min." + what):
-            raise ConfigError(f"{_PREFIX}{what} must be greater than or equal to {_PREFIX}min.{what}")
-    if value("max.share.sessions") < value("max.size"):
-        raise ConfigError(f"{_PREFIX}max.share.sessions must be greater than or equal to {_PREFIX}max.size")
 
 
 class ShareGroupCoordinator:

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from .broker_config import BrokerConfig
 from .clock import Clock
-from .share_groups import ShareGroupCoordinator, validate_configs
+from .group_configs import validate_share_group_configs
+from .share_groups import ShareGroupCoordinator
 from .share_sessions import ShareSessionCache
 
 
@@ -22,7 +23,7 @@ class ShareState:
 
     def __init__(self, clock: Clock, config: BrokerConfig) -> None:
         """ConfigError when the `group.share.*` broker configs fail Kafka's start-up checks."""
-        validate_configs(config)
+        validate_share_group_configs(config)
         self.clock = clock
         self.coordinator = ShareGroupCoordinator(clock, config.group_value,
                                                  lambda: int(config["group.share.max.size"]))

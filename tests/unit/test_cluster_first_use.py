@@ -1,8 +1,11 @@
-"""The Cluster builds its group coordinator and its credential store on first use (issue 27), doing what one built
-at start-up does: a bad consumer-group config still refuses the start, and offsets expire on the sweeps a
-coordinator built at start-up would have run."""
+"""The Cluster builds its group coordinator, its share state and its credential store on first use (issue 27),
+doing what one built at start-up does: a bad consumer-group or share-group config still refuses the start, and
+offsets expire on the sweeps a coordinator built at start-up would have run."""
 
 from __future__ import annotations
+
+import subprocess
+import sys
 
 import pytest
 
@@ -20,6 +23,23 @@ def test_a_bad_consumer_group_config_refuses_the_cluster_at_once() -> None:
     with pytest.raises(ConfigError, match="group.consumer.heartbeat.interval.ms must be less than"):
         cluster(**{"group.consumer.heartbeat.interval.ms": "45000", "group.consumer.max.heartbeat.interval.ms": "45000",
                    "group.consumer.min.heartbeat.interval.ms": "45000"})
+
+
+def test_a_bad_share_group_config_refuses_the_cluster_at_once() -> None:
+    with pytest.raises(ConfigError, match="group.share.heartbeat.interval.ms must be less than"):
+        cluster(**{"group.share.heartbeat.interval.ms": "45000", "group.share.session.timeout.ms": "45000",
+                   "group.share.min.session.timeout.ms": "45000", "group.share.max.heartbeat.interval.ms": "45000",
+                   "group.share.min.heartbeat.interval.ms": "45000"})
+
+
+def test_a_cluster_loads_no_share_group_module_until_asked() -> None:
+    code = ("import sys; from minibroker.core.cluster import Cluster; c = Cluster(); c.create_topic('t', 1); "
+            "c.tick(); c.delete_topic('t'); print(sorted(m for m in sys.modules if 'share' in m)); "
+            "c.shares.is_share_group('g'); print(sorted(m for m in sys.modules if 'share' in m))")
+    before, after = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                                   timeout=60).stdout.splitlines()
+    assert before == "[]"
+    assert "minibroker.core.share_state" in after and "minibroker.core.share_groups" in after
 
 
 def test_offsets_expire_when_a_coordinator_built_at_start_up_expires_them() -> None:
