@@ -128,8 +128,10 @@ def _handler_declarations() -> Iterator[tuple[str, ApiDeclaration]]:
             yield name, _declared_in_source(name, source)
 
 
-API_DECLARATIONS: dict[int, ApiDeclaration] = {key: declaration for key, (_, declaration)
-                                               in _by_key(_handler_declarations()).items()}
+_DECLARED = _by_key(_handler_declarations())
+API_DECLARATIONS: dict[int, ApiDeclaration] = {key: declaration for key, (_, declaration) in _DECLARED.items()}
+# The handler module's own name of each API key (`produce`, `fetch`...), known without importing it
+API_MODULE_NAMES: dict[int, str] = {key: name.rsplit(".", 1)[1] for key, (name, _) in _DECLARED.items()}
 # The handler module of each API key, imported on first lookup
 API_MODULES: Mapping[int, ModuleType] = LoadedOnFirstUse(API_DECLARATIONS, lambda key: API_DECLARATIONS[key].module())
 

@@ -31,7 +31,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..apis import API_MODULES, produce
+from ..apis import API_MODULE_NAMES, API_MODULES, produce
 from ..apis.dispatch import Adjust, decode_frame
 from ..protocol.errors import ErrorCode
 from ..protocol.messages import RESPONSES
@@ -44,7 +44,8 @@ if TYPE_CHECKING:
 log = logging.getLogger("minibroker.control")
 
 PRODUCE = 0
-API_KEYS: dict[str, int] = {module.__name__.rsplit(".", 1)[1]: key for key, module in API_MODULES.items()}
+# by the handler modules' names, read without importing them (importing all 59 took 150 ms of every test process)
+API_KEYS: dict[str, int] = {name: key for key, name in API_MODULE_NAMES.items()}
 ACTIONS = ("error", "delay", "drop")
 
 TopicPartition = tuple[str, int]
