@@ -35,8 +35,6 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from minibroker.testing.process import stop_process  # noqa: E402
-from tests.reference.launcher import _die_with_parent  # noqa: E402
 
 CACHE = ROOT / ".cache"
 WHEELS = CACHE / "wheels"
@@ -72,6 +70,22 @@ READY_TIMEOUT = 240.0  # client start-up (JVM included) and warm-up records: ove
 STOP_TIMEOUT = 10.0
 QUIET_CORES, QUIET_MAX_WAIT = 0.3, 60.0  # before each run, wait (bounded) until the machine is this idle
 QUIET_SAMPLE_S = 0.25  # the window idleness is judged over: 50 ticks of the 2 cores' clock
+
+
+def stop_process(popen: subprocess.Popen[Any]) -> None:
+    """minibroker.testing.process's stop by PID, imported on first use: the client workers run from modules that
+    import this one, and loading the testing package (its client, its test control) cost each about 0.4 s."""
+    from minibroker.testing.process import stop_process as stop
+
+    stop(popen)
+
+
+def _die_with_parent() -> Callable[[], None]:
+    """The pre-exec hook that SIGKILLs a started process when this one dies (tests/reference/launcher.py), imported
+    in this process when a process is first started, never in the forked child."""
+    from tests.reference.launcher import _die_with_parent as hook
+
+    return hook
 
 
 def log(msg: str) -> None:
@@ -238,7 +252,7 @@ def _kafka_command(name: str) -> tuple[list[str], int, Path]:
     try:
         subprocess.run([*java, "kafka.tools.StorageTool", "format", "--cluster-id", CLUSTER_ID, "--config",
                         str(config)], check=True, timeout=BROKER_START_TIMEOUT, stdout=subprocess.DEVNULL,
-                       stderr=subprocess.DEVNULL, preexec_fn=_die_with_parent)
+                       stderr=subprocess.DEVNULL, preexec_fn=_die_with_parent())
     except BaseException:
         shutil.rmtree(directory, ignore_errors=True)
         raise
@@ -273,7 +287,7 @@ def start_broker(kind: str, name: str) -> Broker:
     with open(log_path, "wb") as log_file:
         # SIGKILLed if this process dies first (Linux), so no broker, a JVM above all, outlives a killed bench
         popen = subprocess.Popen(args, stdout=log_file, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                 cwd=ROOT, env=env, preexec_fn=_die_with_parent)
+                                 cwd=ROOT, env=env, preexec_fn=_die_with_parent())
     broker = Broker(kind, port, popen, log_path, directory)
     try:
         deadline = time.monotonic() + BROKER_START_TIMEOUT
