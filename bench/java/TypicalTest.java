@@ -56,6 +56,11 @@ public final class TypicalTest {
                 consumerProps.put("group.id", prefix + "-group-" + i);
                 consumerProps.put("auto.offset.reset", "earliest");
                 consumerProps.put("enable.auto.commit", "false");
+                // -Dtypical.consumer.NAME=VALUE sets a consumer config (to see what a client setting changes)
+                System.getProperties().stringPropertyNames().stream()
+                        .filter(name -> name.startsWith("typical.consumer."))
+                        .forEach(name -> consumerProps.put(name.substring("typical.consumer.".length()),
+                                System.getProperty(name)));
                 int seen = 0;
                 try (KafkaConsumer<byte[], byte[]> consumer =
                         new KafkaConsumer<>(consumerProps, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {

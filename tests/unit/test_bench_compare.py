@@ -92,3 +92,16 @@ def test_typical_rows_show_where_a_test_spends_its_time() -> None:
     assert "| confluent: one typical test, median ms | 270.0 | 730.0 | 0.37 |" in table
     assert "| confluent: ... produce, median ms | 60 | 520 | 0.12 |" in table
     assert "| confluent: ... commit and close, median ms | 3 | 3 | 1.00 |" in table
+
+
+def test_an_update_keeps_the_sections_not_measured_again() -> None:
+    earlier = {"brokers": ["minibroker", "kafka"], "startup": {"median": 1}, "memory": {"median": 2},
+               "tools": {"median": 3}, "latency": {"median": 4},
+               "section_seconds": {"startup": 40.0, "memory": 190.0, "tools and latency": 400.0},
+               "section_runs": {"startup": "t1", "memory": "t1", "tools": "t1", "latency": "t1"}}
+    kept = compare.other_sections(earlier, ["startup"])
+    assert set(kept) == {"memory", "tools", "latency", "section_seconds", "section_runs"}
+    assert kept["section_seconds"] == {"memory": 190.0, "tools and latency": 400.0}
+    assert kept["section_runs"] == {"memory": "t1", "tools": "t1", "latency": "t1"}
+    again = compare.other_sections(earlier, ["latency"])  # tools and latency shared their broker and their seconds
+    assert "latency" not in again and "tools and latency" not in again["section_seconds"]
