@@ -134,7 +134,7 @@ public final class AdminCoverage {
         call("describeTopics", () -> describe(topic));
         call("createPartitions", () -> {
             admin.createPartitions(Map.of(topic, NewPartitions.increaseTo(3))).all().get();
-            return describe(topic);
+            return settled(() -> describe(topic), r -> Integer.valueOf(3).equals(r.get("partitions")));
         });
         call("createPartitions.fewer", () -> admin.createPartitions(Map.of(topic, NewPartitions.increaseTo(2)))
                 .all().get());
@@ -145,7 +145,7 @@ public final class AdminCoverage {
         call("incrementalAlterConfigs", () -> {
             admin.incrementalAlterConfigs(Map.of(topicResource, List.of(new AlterConfigOp(
                     new ConfigEntry("retention.ms", "3600000"), AlterConfigOp.OpType.SET)))).all().get();
-            return config(topicResource, "retention.ms");
+            return settled(() -> config(topicResource, "retention.ms"), r -> "3600000".equals(r.get("value")));
         });
         call("incrementalAlterConfigs.invalid", () -> admin.incrementalAlterConfigs(Map.of(topicResource,
                 List.of(new AlterConfigOp(new ConfigEntry("cleanup.policy", "bogus"), AlterConfigOp.OpType.SET))))
@@ -334,6 +334,26 @@ public final class AdminCoverage {
             return Json.obj();
         });
         call("deleteTopics.again", () -> admin.deleteTopics(List.of(topic)).all().get());
+    }
+
+    /** A read of what a call just changed. */
+    private interface Read {
+        Map<String, Object> run() throws Exception;
+    }
+
+    /**
+     * The read again, at most 20 times 0.5 s apart, until it shows the change: Kafka's broker applies what its
+     * controller committed from the metadata log a moment after the call returns (a loaded CI machine's Kafka
+     * still described 2 partitions after createPartitions to 3, and the default retention.ms after setting it).
+     */
+    private static Map<String, Object> settled(Read read, java.util.function.Predicate<Map<String, Object>> shows)
+            throws Exception {
+        Map<String, Object> result = read.run();
+        for (int i = 0; i < 20 && !shows.test(result); i++) {
+            Thread.sleep(500);
+            result = read.run();
+        }
+        return result;
     }
 
     private Map<String, Object> describe(String name) throws Exception {
