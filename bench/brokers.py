@@ -15,6 +15,7 @@ process (psutil), the wait for an idle machine, topic creation, and the ready/go
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import queue
@@ -232,9 +233,34 @@ class Broker:
             shutil.rmtree(self.directory, ignore_errors=True)
 
 
-def _kafka_command(name: str) -> tuple[list[str], int, Path]:
-    """Formats a fresh one-node KRaft storage for the bench's Kafka; its start command, port and folder."""
-    from tests.reference.launcher import CLUSTER_ID, LOG4J2, NODE_ID, jar_dir
+_formatted_storage: list[Path] = []  # the storage this process formatted first, copied by later Kafka starts
+
+
+def _copy_formatted_storage(config: Path, data: Path, java: list[str]) -> None:
+    """Puts a freshly formatted storage in `data`: a copy of the one this process formatted first (with `config`'s
+    cluster and node; the listeners and ports a format does not record), formatted now if there is none yet."""
+    if not _formatted_storage:
+        template = Path(tempfile.mkdtemp(prefix="bench-kafka-formatted-"))
+        atexit.register(shutil.rmtree, template, ignore_errors=True)
+        config_text = config.read_text().replace(f"log.dirs={data}", f"log.dirs={template / 'data'}")
+        (template / "server.properties").write_text(config_text)
+        _format_storage(template / "server.properties", java)
+        _formatted_storage.append(template / "data")
+    shutil.copytree(_formatted_storage[0], data)
+
+
+def _format_storage(config: Path, java: list[str]) -> None:
+    from tests.reference.launcher import CLUSTER_ID
+
+    subprocess.run([*java, "kafka.tools.StorageTool", "format", "--cluster-id", CLUSTER_ID, "--config", str(config)],
+                   check=True, timeout=BROKER_START_TIMEOUT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                   preexec_fn=_die_with_parent())
+
+
+def _kafka_command(name: str, format_storage: bool = True) -> tuple[list[str], int, Path]:
+    """A fresh one-node KRaft storage for the bench's Kafka, formatted (or, with `format_storage` False, a copy of
+    one this process formatted: the 2-3 s of the format's JVM, once); its start command, port and folder."""
+    from tests.reference.launcher import LOG4J2, NODE_ID, jar_dir
 
     jars = jar_dir(KAFKA_VERSION)
     directory = Path(tempfile.mkdtemp(prefix=f"bench-kafka-{name}-"))
@@ -248,19 +274,21 @@ def _kafka_command(name: str) -> tuple[list[str], int, Path]:
     config = directory / "server.properties"
     config.write_text("".join(f"{key}={value}\n" for key, value in properties.items()))
     java = ["java", "-cp", f"{jars}/*", f"-Dlog4j2.configurationFile={LOG4J2}"]
-    # Part of the start, as in a container's entry point: the storage is formatted on every fresh start.
     try:
-        subprocess.run([*java, "kafka.tools.StorageTool", "format", "--cluster-id", CLUSTER_ID, "--config",
-                        str(config)], check=True, timeout=BROKER_START_TIMEOUT, stdout=subprocess.DEVNULL,
-                       stderr=subprocess.DEVNULL, preexec_fn=_die_with_parent())
+        if format_storage:
+            _format_storage(config, java)
+        else:
+            _copy_formatted_storage(config, directory / "data", java)
     except BaseException:
         shutil.rmtree(directory, ignore_errors=True)
         raise
     return [java[0], *KAFKA_JVM_OPTS, *java[1:], "kafka.Kafka", str(config)], port, directory
 
 
-def start_broker(kind: str, name: str) -> Broker:
-    """Starts a fresh broker of `kind` and waits until it accepts connections."""
+def start_broker(kind: str, name: str, format_storage: bool = False) -> Broker:
+    """Starts a fresh broker of `kind` and waits until it accepts connections. Kafka's storage is a copy of one
+    formatted before unless `format_storage` (the start-up measure: as in a container's entry point, the format is
+    part of every start there)."""
     LOG_DIR.mkdir(parents=True, exist_ok=True)
     log_path = LOG_DIR / f"{name}.log"
     directory = None
@@ -272,7 +300,7 @@ def start_broker(kind: str, name: str) -> Broker:
         args = [sys.executable, "-m", "minibroker", "serve", "--host", "127.0.0.1", "--port", "0",
                 "--set", f"group.initial.rebalance.delay.ms={KAFKA_SHIPPED['group.initial.rebalance.delay.ms']}"]
     elif kind == "kafka":
-        args, port, directory = _kafka_command(name)
+        args, port, directory = _kafka_command(name, format_storage)
     elif kind == "kfake":
         port = free_port()
         args = [str(KFAKE_BIN), "-port", str(port)]

@@ -82,12 +82,17 @@ class Sizes:
         # the Java producer's 16 KB batches make its runs 4 to 10 times as long as librdkafka's: fewer records
         # give runs of a similar length (2 to 4 s)
         self.java_produce_records = 10_000 if quick else 30_000
-        self.tool_records = 20_000 if quick else 50_000
+        # Kafka's tools: 20,000 records run 2 to 4 s on most brokers (Kafka's producer about 3.5 s, Tansu's
+        # consumer 10 s); 50,000 made their section 40 % of the run for the same rates
+        self.tool_records = 10_000 if quick else 20_000
         # records/s offered: under what each broker sustains here with the Java producer on one partition (Kafka
         # about 7,000, Tansu 10,000, minibroker and kfake 15,000-19,000), so p99 is a latency, not a queue; at
         # 20,000 every broker fell behind on this 2-core machine
         self.latency_rate = 5_000
-        self.latency_seconds = 2 if quick else 10  # the first second (connections, JIT) weighs less in 10
+        # the first second (connections, metadata, JIT) is the tool's --warmup-records, left out of the
+        # steady-state line the figures come from; 5 s of steady state follow it
+        self.latency_seconds = 2 if quick else 6
+        self.latency_warmup_seconds = 1
 
 
 # --- helpers ------------------------------------------------------------------------------------------
@@ -98,9 +103,9 @@ def median(values: list[float]) -> float | None:
 
 
 @contextmanager
-def broker_for(kind: str, name: str) -> Iterator[Broker]:
-    """A fresh broker, stopped by its PID afterwards."""
-    broker = start_broker(kind, name)
+def broker_for(kind: str, name: str, format_storage: bool = False) -> Iterator[Broker]:
+    """A fresh broker, stopped by its PID afterwards (`format_storage`: see start_broker)."""
+    broker = start_broker(kind, name, format_storage)
     try:
         yield broker
     finally:
@@ -175,7 +180,7 @@ def test_first(kafka_broker, kafka_topic):
 
 def startup_process(kind: str, rnd: int) -> dict[str, Any]:
     start = time.monotonic()
-    with broker_for(kind, f"compare-startup-{kind}-r{rnd}") as broker:
+    with broker_for(kind, f"compare-startup-{kind}-r{rnd}", format_storage=True) as broker:
         ready = time.monotonic()
         create_topic(broker.bootstrap_servers, "first", 1)
         produce_one(broker.bootstrap_servers, "first")
@@ -240,7 +245,13 @@ def typical_worker(bootstrap: str, tests: int, records: int, prefix: str) -> int
         producer = Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True, "acks": "all"})
         for _ in range(records):
             producer.produce(topic, value)
-        if producer.flush(60):
+        unflushed = producer.flush(60)
+        # Destroyed here, inside the step, as TypicalTest.java closes its producer: destroyed later (when the name
+        # is bound to the next test's producer) it delayed that producer's first produce() by its shutdown, which
+        # decided whether librdkafka waited out its 500 ms producer-id timer: a race between this process's
+        # threads, won on one broker more often than on another, not a difference between the brokers.
+        del producer
+        if unflushed:
             print(json.dumps({"error": f"test {i}: records not delivered"}), flush=True)
             return 1
         marks.append(time.perf_counter())
@@ -249,7 +260,9 @@ def typical_worker(bootstrap: str, tests: int, records: int, prefix: str) -> int
         consumer.subscribe([topic])
         seen, deadline = 0, time.monotonic() + 60
         while seen < records and time.monotonic() < deadline:
-            seen += sum(1 for msg in consumer.consume(1000, 0.1) if msg.error() is None)
+            # as many as are still missing: consume() returns when it has them or at its timeout (asking for more
+            # than the topic holds made every call wait its whole 100 ms, 200 ms a test on every broker)
+            seen += sum(1 for msg in consumer.consume(records - seen, 0.1) if msg.error() is None)
         marks.append(time.perf_counter())
         consumer.commit(asynchronous=False)
         consumer.close()
@@ -271,9 +284,9 @@ TYPICAL_PHASES = ("create", "produce", "consume", "commit_close", "delete")
 #: Tansu 0.6.0 stalled one of confluent-kafka's for more than 15 minutes).
 TYPICAL_TEST_TIMEOUT = 90
 #: Seconds a loop of typical tests may run: a broker slower than that runs fewer tests, and the test under way when
-#: the time is up is not counted; the first test is always waited for (Kafka 4.3.1 runs about 35 of the 50 in it;
+#: the time is up is not counted; the first test is always waited for (Kafka 4.3.1 runs about 18 of the 50 in it;
 #: Tansu 0.6.0, at about 24 s a test with either client, one); the sample says how many ran.
-TYPICAL_LOOP_BUDGET = 30
+TYPICAL_LOOP_BUDGET = 15
 
 
 def typical_command(client: str, bootstrap: str, sizes: Sizes, java_cp: str) -> list[str]:
@@ -352,31 +365,25 @@ def section_typical(sizes: Sizes, brokers: tuple[str, ...], java_cp: str) -> dic
 # --- memory: idle, and after GB produced and consumed ---------------------------------------------------
 
 
-def memory_run(sizes: Sizes) -> Callable[[str, int], dict[str, Any]]:
-    def run(kind: str, rnd: int) -> dict[str, Any]:
-        name = f"compare-memory-{kind}-r{rnd}"
-        with broker_for(kind, name) as broker:
-            wait_for_quiet()  # what a broker does right after its start (a JVM compiles, collects) settles
-            idle = broker.rss_mb()
-            create_topic(broker.bootstrap_servers, "memory", 1)
-            consume.preload(broker.bootstrap_servers, "memory", 1, sizes.memory_records)
-            command = consume.client_command("confluent", broker.bootstrap_servers, "memory", sizes.memory_records,
-                                             "")
-            with ClientProcess(command, LOG_DIR / f"{name}.client.log") as proc:
-                proc.read_json(READY_TIMEOUT, broker)
-                proc.go()
-                result = proc.read_json(consume.consume_timeout(sizes.memory_records) + 30, broker)
-            if result["records"] != sizes.memory_records:
-                raise RuntimeError(f"consumed {result['records']} of {sizes.memory_records}")
-            after = broker.rss_mb()
-            data_mb = sizes.memory_records * produce.RECORD_SIZE / 1e6
-            return {"idle_rss_mb": idle, "after_rss_mb": after, "data_mb": data_mb,
-                    "beyond_data_mb": after - data_mb}
-    return run
+def memory_on(broker: Broker, sizes: Sizes, name: str) -> dict[str, Any]:
+    """RSS of a freshly started `broker` once idle, then after GB produced to and consumed from a new topic."""
+    wait_for_quiet()  # what a broker does right after its start (a JVM compiles, collects) settles
+    idle = broker.rss_mb()
+    create_topic(broker.bootstrap_servers, "memory", 1)
+    consume.preload(broker.bootstrap_servers, "memory", 1, sizes.memory_records)
+    command = consume.client_command("confluent", broker.bootstrap_servers, "memory", sizes.memory_records, "")
+    with ClientProcess(command, LOG_DIR / f"{name}.client.log") as proc:
+        proc.read_json(READY_TIMEOUT, broker)
+        proc.go()
+        result = proc.read_json(consume.consume_timeout(sizes.memory_records) + 30, broker)
+    if result["records"] != sizes.memory_records:
+        raise RuntimeError(f"consumed {result['records']} of {sizes.memory_records}")
+    after = broker.rss_mb()
+    data_mb = sizes.memory_records * produce.RECORD_SIZE / 1e6
+    return {"idle_rss_mb": idle, "after_rss_mb": after, "data_mb": data_mb, "beyond_data_mb": after - data_mb}
 
 
-def section_memory(sizes: Sizes, brokers: tuple[str, ...]) -> dict[str, Any]:
-    samples = each_round(sizes.rounds, brokers, memory_run(sizes))
+def section_memory(samples: dict[str, list[dict[str, Any]]], sizes: Sizes) -> dict[str, Any]:
     return {"records": sizes.memory_records, "samples": samples,
             "median": medians_of(samples, ("idle_rss_mb", "after_rss_mb", "data_mb", "beyond_data_mb"))}
 
@@ -407,13 +414,14 @@ def section_throughput(sizes: Sizes, brokers: tuple[str, ...], quick: bool, out_
 
 # --- Kafka's own tools ----------------------------------------------------------------------------------
 
-PERF_PRODUCER = re.compile(r"(\d+) records sent, ([\d.]+) records/sec \(([\d.]+) MB/sec\), "
+PERF_PRODUCER = re.compile(r"(\d+) (?:steady state )?records sent, ([\d.]+) records/sec \(([\d.]+) MB/sec\), "
                            r"([\d.]+) ms avg latency, ([\d.]+) ms max latency"
                            r"(?:, (\d+) ms 50th, (\d+) ms 95th, (\d+) ms 99th, (\d+) ms 99.9th)?")
 
 
 def parse_producer_perf(text: str) -> dict[str, float]:
-    """The summary line of kafka-producer-perf-test (its last line with percentiles)."""
+    """The summary line of kafka-producer-perf-test: its last line with percentiles, which is the steady-state
+    one when the tool ran with --warmup-records."""
     matches = [m for m in PERF_PRODUCER.finditer(text) if m.group(6) is not None]
     if not matches:
         return {}
@@ -463,10 +471,12 @@ def tools_on(broker: Broker, sizes: Sizes, name: str) -> dict[str, Any]:
 
 
 def latency_on(broker: Broker, sizes: Sizes, name: str) -> dict[str, Any]:
-    """kafka-producer-perf-test at the fixed offered load on a new topic of `broker`: its summary line."""
+    """kafka-producer-perf-test at the fixed offered load on a new topic of `broker`: its steady-state line (the
+    records after the warm-up ones)."""
     create_topic(broker.bootstrap_servers, "latency", 1)
     out = kafka_tool("producer-perf-test", "org.apache.kafka.tools.ProducerPerformance",
                      ["--topic", "latency", "--num-records", str(sizes.latency_rate * sizes.latency_seconds),
+                      "--warmup-records", str(sizes.latency_rate * sizes.latency_warmup_seconds),
                       "--record-size", str(produce.RECORD_SIZE), "--throughput", str(sizes.latency_rate),
                       "--producer-props", f"bootstrap.servers={broker.bootstrap_servers}", "acks=all"],
                      name, 300 + 3 * sizes.latency_seconds)
@@ -476,14 +486,21 @@ def latency_on(broker: Broker, sizes: Sizes, name: str) -> dict[str, Any]:
     return parsed
 
 
-def tools_and_latency_run(sizes: Sizes, sections: tuple[str, ...]) -> Callable[[str, int], dict[str, Any]]:
-    """One fresh broker per round runs the asked sections of the two that use Kafka's perf tools, in turn (a
-    start less per round for the pair: Kafka's is about 8 s); each section's sample under its name."""
+#: The sections one fresh broker per round serves, in this order: memory first, as its idle RSS is that of a
+#: broker just started; the tools and the latency load then run on topics of their own (the memory section's GB
+#: stays where it is: deleting it set Kafka deleting its segment files, 60 s later, under a later run). Two
+#: starts less per round and broker than a broker per section (Kafka's start is about 9 s).
+SHARED_BROKER_SECTIONS = ("memory", "tools", "latency")
+
+
+def shared_broker_run(sizes: Sizes, sections: tuple[str, ...]) -> Callable[[str, int], dict[str, Any]]:
+    """One fresh broker per round runs the asked sections of SHARED_BROKER_SECTIONS, in turn; each section's
+    sample under its name."""
     def run(kind: str, rnd: int) -> dict[str, Any]:
-        name = f"compare-tools-{kind}-r{rnd}"
+        name = f"compare-shared-{kind}-r{rnd}"
         out: dict[str, Any] = {}
         with broker_for(kind, name) as broker:
-            for section, measure in (("tools", tools_on), ("latency", latency_on)):
+            for section, measure in (("memory", memory_on), ("tools", tools_on), ("latency", latency_on)):
                 if section in sections:
                     try:
                         out[section] = measure(broker, sizes, f"{name}-{section}")
@@ -505,16 +522,17 @@ def section_tools(samples: dict[str, list[dict[str, Any]]], sizes: Sizes) -> dic
 
 
 def section_latency(samples: dict[str, list[dict[str, Any]]], sizes: Sizes) -> dict[str, Any]:
-    return {"rate": sizes.latency_rate, "seconds": sizes.latency_seconds, "samples": samples,
+    return {"rate": sizes.latency_rate, "seconds": sizes.latency_seconds,
+            "warmup_seconds": sizes.latency_warmup_seconds, "samples": samples,
             "median": medians_of(samples, ("records_per_s", "p50_ms", "p99_ms", "p999_ms", "max_ms"))}
 
 
-def sections_with_tools(sizes: Sizes, brokers: tuple[str, ...], sections: tuple[str, ...]) -> dict[str, Any]:
-    """The tools and latency sections asked for, from one broker per round and kind."""
-    rounds = each_round(sizes.rounds, brokers, tools_and_latency_run(sizes, sections))
+def shared_broker_sections(sizes: Sizes, brokers: tuple[str, ...], sections: tuple[str, ...]) -> dict[str, Any]:
+    """The memory, tools and latency sections asked for, from one fresh broker per round and kind."""
+    rounds = each_round(sizes.rounds, brokers, shared_broker_run(sizes, sections))
     per_section = {section: {b: [r.get(section, r) for r in runs] for b, runs in rounds.items()}
                    for section in sections}
-    build = {"tools": section_tools, "latency": section_latency}
+    build = {"memory": section_memory, "tools": section_tools, "latency": section_latency}
     return {section: build[section](samples, sizes) for section, samples in per_section.items()}
 
 
@@ -657,7 +675,7 @@ def other_sections(earlier: dict[str, Any], sections: list[str]) -> dict[str, An
     """What `--update` keeps of earlier results: every section not measured again, with its seconds and run time."""
     kept: dict[str, Any] = {key: value for key, value in earlier.items() if key in SECTIONS and key not in sections}
     kept["section_seconds"] = {name: seconds for name, seconds in earlier.get("section_seconds", {}).items()
-                               if not set(name.split(" and ")) & set(sections)}
+                               if not set(re.split(r", | and ", name)) & set(sections)}
     kept["section_runs"] = {name: when for name, when in earlier.get("section_runs", {}).items() if name in kept}
     return kept
 
@@ -719,28 +737,23 @@ def main(argv: list[str] | None = None) -> int:
             raise SystemExit(f"--update: {earlier_path} holds another set of brokers or sizes")
         results.update(other_sections(earlier, args.sections))
     run_started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    shared = tuple(name for name in SHARED_BROKER_SECTIONS if name in args.sections)
     for section in args.sections:
+        if section in shared[1:]:
+            continue  # measured with the first of them
         log(f"section {section}")
         t0 = time.monotonic()
         if section == "startup":
             results[section] = section_startup(sizes, brokers)
         elif section == "typical":
             results[section] = section_typical(sizes, brokers, java_cp)
-        elif section == "memory":
-            results[section] = section_memory(sizes, brokers)
         elif section == "throughput":
             results[section] = section_throughput(sizes, brokers, args.quick, out_dir, "-quick" if args.quick else "")
-        elif section == "tools":  # with latency, if asked for too: one broker per round serves both
-            together = tuple(name for name in ("tools", "latency") if name in args.sections)
-            results.update(sections_with_tools(sizes, brokers, together))
-            section = " and ".join(together)
-        elif section == "latency":
-            if "tools" not in args.sections:
-                results.update(sections_with_tools(sizes, brokers, ("latency",)))
-            else:
-                continue  # measured with tools
+        else:  # memory, tools, latency: the first of them asked for runs those asked for, on one broker per round
+            results.update(shared_broker_sections(sizes, brokers, shared))
+            section = ", ".join(shared[:-1]) + f" and {shared[-1]}" if len(shared) > 1 else section
         results["section_seconds"][section] = round(time.monotonic() - t0, 1)
-        for name in section.split(" and "):
+        for name in re.split(r", | and ", section):
             results["section_runs"][name] = run_started
     # with --update, the sections' own times (they come from several runs)
     results["total_seconds"] = round(sum(results["section_seconds"].values()) if args.update

@@ -36,6 +36,15 @@ def test_producer_perf_summary_line_is_parsed() -> None:
                       "max_ms": 210.0, "p50_ms": 2.0, "p95_ms": 5.0, "p99_ms": 12.0, "p999_ms": 180.0}
 
 
+def test_producer_perf_with_warmup_records_gives_the_steady_state_line() -> None:
+    # what kafka-producer-perf-test 4.3.1 printed with --warmup-records 5000 (its last two lines)
+    out = PRODUCER_OUT + ("25000 steady state records sent, 5092.686902 records/sec (4.86 MB/sec), 13.07 ms avg "
+                          "latency, 171.00 ms max latency, 3 ms 50th, 126 ms 95th, 168 ms 99th, 170 ms 99.9th.\n")
+    parsed = compare.parse_producer_perf(out)
+    assert parsed == {"records": 25000.0, "records_per_s": 5092.686902, "mb_per_s": 4.86, "avg_ms": 13.07,
+                      "max_ms": 171.0, "p50_ms": 3.0, "p95_ms": 126.0, "p99_ms": 168.0, "p999_ms": 170.0}
+
+
 def test_producer_perf_without_a_summary_line_gives_nothing() -> None:
     assert compare.parse_producer_perf(PRODUCER_OUT.splitlines()[0]) == {}
 
@@ -105,3 +114,14 @@ def test_an_update_keeps_the_sections_not_measured_again() -> None:
     assert kept["section_runs"] == {"memory": "t1", "tools": "t1", "latency": "t1"}
     again = compare.other_sections(earlier, ["latency"])  # tools and latency shared their broker and their seconds
     assert "latency" not in again and "tools and latency" not in again["section_seconds"]
+
+
+def test_an_update_drops_the_seconds_of_a_shared_broker_run_it_measures_again() -> None:
+    # memory, tools and latency share one broker per round, and so one entry of seconds
+    earlier = {"brokers": ["minibroker"], "startup": {"median": 1}, "memory": {"median": 2}, "tools": {"median": 3},
+               "latency": {"median": 4},
+               "section_seconds": {"startup": 40.0, "memory, tools and latency": 500.0},
+               "section_runs": {"startup": "t1", "memory": "t1", "tools": "t1", "latency": "t1"}}
+    kept = compare.other_sections(earlier, ["memory"])
+    assert kept["section_seconds"] == {"startup": 40.0}
+    assert set(kept) == {"startup", "tools", "latency", "section_seconds", "section_runs"}
