@@ -44,7 +44,6 @@ import produce  # noqa: E402
 from brokers import (  # noqa: E402
     ALL_BROKERS,
     JAVA_LIBS,
-    JVM_OPTS,
     KAFKA_VERSION,
     LOG_DIR,
     READY_TIMEOUT,
@@ -55,6 +54,7 @@ from brokers import (  # noqa: E402
     ensure_kfake,
     ensure_tansu,
     java_classpath,
+    java_client_command,
     log,
     start_broker,
     wait_for_quiet,
@@ -284,9 +284,9 @@ TYPICAL_PHASES = ("create", "produce", "consume", "commit_close", "delete")
 #: Tansu 0.6.0 stalled one of confluent-kafka's for more than 15 minutes).
 TYPICAL_TEST_TIMEOUT = 90
 #: Seconds a loop of typical tests may run: a broker slower than that runs fewer tests, and the test under way when
-#: the time is up is not counted; the first test is always waited for (Kafka 4.3.1 runs about 18 of the 50 in it;
+#: the time is up is not counted; the first test is always waited for (Kafka 4.3.1 runs about 14 of the 50 in it;
 #: Tansu 0.6.0, at about 24 s a test with either client, one); the sample says how many ran.
-TYPICAL_LOOP_BUDGET = 15
+TYPICAL_LOOP_BUDGET = 12
 
 
 def typical_command(client: str, bootstrap: str, sizes: Sizes, java_cp: str) -> list[str]:
@@ -295,8 +295,8 @@ def typical_command(client: str, bootstrap: str, sizes: Sizes, java_cp: str) -> 
     if client == "confluent":
         return [sys.executable, str(Path(__file__).resolve()), "--typical-worker", bootstrap,
                 str(sizes.typical_tests), str(sizes.typical_records), prefix]
-    return ["java", *JVM_OPTS, "-cp", java_cp, "TypicalTest", bootstrap, str(sizes.typical_tests),
-            str(sizes.typical_records), prefix]
+    return java_client_command(java_cp, "TypicalTest", bootstrap, str(sizes.typical_tests),
+                               str(sizes.typical_records), prefix)
 
 
 def typical_loop(client: str, broker: Broker, sizes: Sizes, java_cp: str, name: str) -> dict[str, Any]:
@@ -445,7 +445,7 @@ def parse_consumer_perf(text: str) -> dict[str, float]:
 
 def kafka_tool(name: str, cls: str, args: list[str], log_name: str, timeout: float) -> str:
     """Runs one of Kafka's tools with the reference install's jars; its standard output (also kept in a log)."""
-    command = ["java", *JVM_OPTS, f"-Dlog4j2.configurationFile={LOG4J2}", "-cp", TOOLS_CP, cls, *args]
+    command = java_client_command(TOOLS_CP, cls, *args, jvm_options=(f"-Dlog4j2.configurationFile={LOG4J2}",))
     stdout, stderr = LOG_DIR / f"{log_name}.{name}.log", LOG_DIR / f"{log_name}.{name}.stderr.log"
     with open(stdout, "wb") as out, open(stderr, "wb") as err:  # files: what it printed survives a timeout
         code = subprocess.run(command, stdout=out, stderr=err, timeout=timeout, cwd=ROOT).returncode

@@ -19,7 +19,6 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
 from brokers import (  # noqa: E402
-    JVM_OPTS,
     LOG_DIR,
     QUICK_RECORDS,
     READY_TIMEOUT,
@@ -29,6 +28,7 @@ from brokers import (  # noqa: E402
     ClientProcess,
     create_topic,
     fresh_broker,
+    java_client_command,
     wait_for_quiet,
 )
 from produce import COLUMNS as PRODUCE_COLUMNS  # noqa: E402
@@ -158,7 +158,7 @@ def client_command(client: str, bootstrap: str, topic: str, count: int, java_cp:
     if client == "confluent":
         script = str(Path(__file__).resolve())
         return [sys.executable, script, "--confluent-worker", bootstrap, topic, str(count), timeout]
-    return ["java", *JVM_OPTS, "-cp", java_cp, "ConsumeBench", bootstrap, topic, str(count), timeout]
+    return java_client_command(java_cp, "ConsumeBench", bootstrap, topic, str(count), timeout)
 
 
 def run_once(run: Run, count: int, java_cp: str, source: BrokerSource = fresh_broker) -> Run:

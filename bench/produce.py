@@ -25,7 +25,6 @@ sys.path.insert(0, str(Path(__file__).parent))
 from brokers import ALL_BROKERS as BROKER_CHOICES  # noqa: E402
 from brokers import (  # noqa: E402
     JAVA_LIBS,
-    JVM_OPTS,
     LOG_DIR,
     QUICK_RECORDS,
     READY_TIMEOUT,
@@ -40,6 +39,7 @@ from brokers import (  # noqa: E402
     ensure_tansu,
     fresh_broker,
     java_classpath,
+    java_client_command,
     kafka_clients_version,
     log,
     machine_busy_seconds,
@@ -162,8 +162,8 @@ def client_command(client: str, bootstrap: str, topic: str, count: int, java_cp:
     if client.startswith("confluent"):
         script = str(Path(__file__).resolve())
         return [sys.executable, script, "--confluent-worker", bootstrap, topic, str(count), warmup, client]
-    return ["java", *JVM_OPTS, "-cp", java_cp, "ProduceBench", bootstrap, topic, str(count), warmup,
-            str(RECORD_SIZE), str(JAVA_BATCH_SIZE)]
+    return java_client_command(java_cp, "ProduceBench", bootstrap, topic, str(count), warmup, str(RECORD_SIZE),
+                               str(JAVA_BATCH_SIZE))
 
 
 def timed_phase(run: Any, broker: Broker, client: ClientProcess, timeout: float) -> dict[str, Any]:
