@@ -3,6 +3,8 @@ output, the medians and ratios of the summary, and the Markdown table. No broker
 
 from __future__ import annotations
 
+import os
+import shutil
 import sys
 from pathlib import Path
 from types import SimpleNamespace
@@ -125,3 +127,55 @@ def test_an_update_drops_the_seconds_of_a_shared_broker_run_it_measures_again() 
     kept = compare.other_sections(earlier, ["memory"])
     assert kept["section_seconds"] == {"startup": 40.0}
     assert set(kept) == {"startup", "tools", "latency", "section_seconds", "section_runs"}
+
+
+def test_a_java_client_writes_its_class_archive_once_then_maps_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+                                                                 ) -> None:
+    brokers = pytest.importorskip("brokers")
+    monkeypatch.setattr(brokers, "CDS_DIR", tmp_path / "cds")
+    jar = tmp_path / "bench-java.jar"
+    jar.write_bytes(b"first build")
+    classpath = f"{jar}{os.pathsep}{tmp_path / 'libs'}/*"
+    first = brokers.java_client_command(classpath, "ProduceBench", "a", jvm_options=("-Dx=1",))
+    [write] = [option for option in first if option.startswith("-XX:ArchiveClassesAtExit=")]
+    archive = Path(write.partition("=")[2])
+    assert archive.parent == tmp_path / "cds" and archive.name.startswith("ProduceBench-")
+    assert first[-4:] == ["-cp", classpath, "ProduceBench", "a"] and "-Dx=1" in first
+    archive.write_bytes(b"archived")  # what the JVM leaves at its exit
+    again = brokers.java_client_command(classpath, "ProduceBench", "a")
+    assert f"-XX:SharedArchiveFile={archive}" in again
+    assert not any(option.startswith("-XX:ArchiveClassesAtExit") for option in again)
+    jar.write_bytes(b"a rebuild, longer")  # another jar: another archive, written anew
+    rebuilt = brokers.java_client_command(classpath, "ProduceBench", "a")
+    assert any(option.startswith("-XX:ArchiveClassesAtExit=") and archive.name not in option for option in rebuilt)
+    other = brokers.java_client_command(classpath, "ConsumeBench")
+    assert not any(archive.name in option for option in other)  # a program of its own
+
+
+def test_kafka_storage_is_formatted_once_and_copied_for_later_starts(monkeypatch: pytest.MonkeyPatch) -> None:
+    brokers = pytest.importorskip("brokers")
+    formatted: list[Path] = []
+
+    def fake_format(config: Path, _java: list[str]) -> None:  # StorageTool's JVM, outside what is tested
+        data = Path(next(line for line in config.read_text().splitlines() if line.startswith("log.dirs="))[9:])
+        data.mkdir(parents=True)
+        (data / "meta.properties").write_text("cluster.id=x\n")
+        formatted.append(data)
+
+    monkeypatch.setattr(brokers, "_format_storage", fake_format)
+    monkeypatch.setattr(brokers, "_formatted_storage", [])
+    from tests.reference import launcher
+
+    monkeypatch.setattr(launcher, "jar_dir", lambda _version: Path("/kafka-jars"))  # only named in the command
+    folders = []
+    try:
+        for format_storage in (False, False, True):
+            _command, _port, folder = brokers._kafka_command("unit", format_storage)
+            folders.append(folder)
+            assert (folder / "data" / "meta.properties").read_text() == "cluster.id=x\n"
+        # the template, then the explicit format of the third start: two formats for three starts
+        assert len(formatted) == 2 and formatted[1] == folders[2] / "data"
+        assert formatted[0].parent not in folders
+    finally:
+        for folder in folders:
+            shutil.rmtree(folder, ignore_errors=True)
