@@ -292,7 +292,7 @@ def _format_storage(config: Path, java: list[str]) -> None:
                    preexec_fn=_die_with_parent())
 
 
-def _kafka_command(name: str, format_storage: bool = True) -> tuple[list[str], int, Path]:
+def _kafka_command(name: str, format_storage: bool) -> tuple[list[str], int, Path]:
     """A fresh one-node KRaft storage for the bench's Kafka, formatted (or, with `format_storage` False, a copy of
     one this process formatted: the 2-3 s of the format's JVM, once); its start command, port and folder."""
     from tests.reference.launcher import LOG4J2, NODE_ID, jar_dir

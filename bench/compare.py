@@ -680,11 +680,21 @@ def plot(results: dict[str, Any], output: Path) -> None:
     plt.close(fig)
 
 
+def joint_name(sections: tuple[str, ...]) -> str:
+    """The key of `section_seconds` for sections measured together ("memory, tools and latency")."""
+    return ", ".join(sections[:-1]) + f" and {sections[-1]}" if len(sections) > 1 else sections[0]
+
+
+def names_in(joint: str) -> list[str]:
+    """The sections a key of `section_seconds` names (joint_name's inverse)."""
+    return re.split(r", | and ", joint)
+
+
 def other_sections(earlier: dict[str, Any], sections: list[str]) -> dict[str, Any]:
     """What `--update` keeps of earlier results: every section not measured again, with its seconds and run time."""
     kept: dict[str, Any] = {key: value for key, value in earlier.items() if key in SECTIONS and key not in sections}
     kept["section_seconds"] = {name: seconds for name, seconds in earlier.get("section_seconds", {}).items()
-                               if not set(re.split(r", | and ", name)) & set(sections)}
+                               if not set(names_in(name)) & set(sections)}
     kept["section_runs"] = {name: when for name, when in earlier.get("section_runs", {}).items() if name in kept}
     return kept
 
@@ -760,9 +770,9 @@ def main(argv: list[str] | None = None) -> int:
             results[section] = section_throughput(sizes, brokers, args.quick, out_dir, "-quick" if args.quick else "")
         else:  # memory, tools, latency: the first of them asked for runs those asked for, on one broker per round
             results.update(shared_broker_sections(sizes, brokers, shared))
-            section = ", ".join(shared[:-1]) + f" and {shared[-1]}" if len(shared) > 1 else section
+            section = joint_name(shared)
         results["section_seconds"][section] = round(time.monotonic() - t0, 1)
-        for name in re.split(r", | and ", section):
+        for name in names_in(section):
             results["section_runs"][name] = run_started
     # with --update, the sections' own times (they come from several runs)
     results["total_seconds"] = round(sum(results["section_seconds"].values()) if args.update
